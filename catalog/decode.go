@@ -1,0 +1,508 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/krm-catalog/krm-catalog/schemas"
+)
+
+// Limits on what Decode accepts. They are far above any real catalog and keep hostile input cheap.
+const (
+	// MaxInputBytes is the largest input Decode reads.
+	MaxInputBytes = 16 << 20
+	// maxDepth is how deeply values may nest.
+	maxDepth = 128
+	// valueBudgetPerByte bounds how many values aliases may expand a document into, per input byte.
+	// Without aliases a document cannot hold more values than it has bytes.
+	valueBudgetPerByte = 2
+	minValueBudget     = 100_000
+)
+
+// Document is one YAML or JSON document of a file, decoded.
+type Document struct {
+	File string
+	// Index is the document's position in the file's stream, from 0.
+	Index int
+	// Raw is the document's own bytes, exactly as they were read.
+	Raw []byte
+	// Value is the document as JSON-compatible Go values: map[string]any, []any, string, int64,
+	// float64, json.Number (integers beyond int64), bool and nil.
+	Value map[string]any
+	// APIVersion and Kind are the document's type, when it names one.
+	APIVersion, Kind string
+
+	root      *yaml.Node // the document's top-level mapping
+	lineShift int        // lines before Raw in the file
+}
+
+// Position returns the 1-based line and column of the value at a JSON pointer, or of the nearest
+// enclosing value that exists. A member of a mapping is placed at its key.
+func (d *Document) Position(pointer string) (line, col int) {
+	if d.root == nil {
+		return d.lineShift + 1, 1
+	}
+	n := d.root
+	line, col = n.Line, n.Column
+	if pointer != "" {
+	walk:
+		for _, tok := range strings.Split(strings.TrimPrefix(pointer, "/"), "/") {
+			tok = schemas.UnescapeToken(tok)
+			n = deref(n)
+			switch n.Kind {
+			case yaml.MappingNode:
+				key, val := findKey(n, tok, 0)
+				if key == nil {
+					break walk
+				}
+				line, col, n = key.Line, key.Column, val
+			case yaml.SequenceNode:
+				i, err := strconv.Atoi(tok)
+				if err != nil || i < 0 || i >= len(n.Content) {
+					break walk
+				}
+				n = n.Content[i]
+				line, col = n.Line, n.Column
+			default:
+				break walk
+			}
+		}
+	}
+	return line + d.lineShift, col
+}
+
+// findKey finds the last key named name in a mapping, looking into merged mappings (<<) when the
+// mapping itself lacks it.
+func findKey(m *yaml.Node, name string, depth int) (key, val *yaml.Node) {
+	if depth > maxDepth {
+		return nil, nil
+	}
+	for i := len(m.Content) - 2; i >= 0; i -= 2 {
+		if k := m.Content[i]; k.Kind == yaml.ScalarNode && k.Value == name && !isMergeKey(k) {
+			return k, m.Content[i+1]
+		}
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if !isMergeKey(m.Content[i]) {
+			continue
+		}
+		for _, src := range mergeSources(m.Content[i+1]) {
+			if k, v := findKey(src, name, depth+1); k != nil {
+				return k, v
+			}
+		}
+	}
+	return nil, nil
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < maxDepth; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// Decode splits data into documents and decodes each one. It never panics on bad input: a problem
+// becomes an error finding naming where it is, and a document that cannot be decoded is left out.
+// Documents that are empty (only comments or white space) are skipped.
+func Decode(file string, data []byte) ([]*Document, Findings) {
+	fail := func(line, col int, format string, args ...any) ([]*Document, Findings) {
+		return nil, Findings{{Severity: SeverityError, File: file, Line: line, Column: col, Message: fmt.Sprintf(format, args...)}}
+	}
+	if len(data) > MaxInputBytes {
+		return fail(1, 1, "input is %s, above the %s limit", humanBytes(len(data)), humanBytes(MaxInputBytes))
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		line, col := lineCol(data, i)
+		return fail(line, col, "binary input: NUL byte at offset %d; expected YAML or JSON text", i)
+	}
+	if !utf8.Valid(data) {
+		i := firstInvalidUTF8(data)
+		line, col := lineCol(data, i)
+		return fail(line, col, "input is not UTF-8 text: invalid byte 0x%02x at offset %d", data[i], i)
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	var segs []segment
+	var errs Findings
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		segs, errs = splitJSON(file, data)
+	} else {
+		segs = splitYAML(data)
+	}
+	var docs []*Document
+	for _, s := range segs {
+		doc, fs := decodeSegment(file, len(docs), s)
+		errs = append(errs, fs...)
+		if doc != nil {
+			docs = append(docs, doc)
+		}
+	}
+	if len(docs) == 0 && len(errs) == 0 {
+		return fail(1, 1, "empty input: no YAML or JSON document found")
+	}
+	return docs, errs
+}
+
+// segment is one document's bytes and where they start in the file.
+type segment struct {
+	data  []byte
+	line  int // 0-based line of data[0] in the file
+	json  bool
+	index int
+}
+
+// splitYAML cuts a YAML stream at its document markers. A line that starts with "---" or "..."
+// followed by a blank is a marker wherever it stands, even inside a block scalar (YAML's
+// c-forbidden), so cutting by lines is exact.
+func splitYAML(data []byte) []segment {
+	var segs []segment
+	start, startLine, line := 0, 0, 0
+	blank := true // the current segment holds only comments, directives and white space so far
+	cut := func(end, nextStart, nextLine int) {
+		if !blank {
+			segs = append(segs, segment{data: data[start:end], line: startLine})
+		}
+		start, startLine, blank = nextStart, nextLine, true
+	}
+	for off := 0; off < len(data); line++ {
+		end := bytes.IndexByte(data[off:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = off + end + 1
+		}
+		l := data[off:next]
+		switch {
+		case isMarker(l, "---"):
+			if !blank {
+				cut(off, off, line)
+			}
+			// the marker line may carry content ("--- !tag" or "--- {a: 1}")
+			if rest := bytes.TrimSpace(l[3:]); len(rest) > 0 && rest[0] != '#' {
+				blank = false
+			}
+		case isMarker(l, "..."):
+			if blank {
+				start, startLine = next, line+1
+			} else {
+				cut(next, next, line+1)
+			}
+		default:
+			if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' && t[0] != '%' && !bytes.Equal(t, []byte("\ufeff")) {
+				blank = false
+			}
+		}
+		off = next
+	}
+	cut(len(data), len(data), line)
+	return segs
+}
+
+func isMarker(line []byte, marker string) bool {
+	if !bytes.HasPrefix(line, []byte(marker)) {
+		return false
+	}
+	return len(line) == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r' || line[3] == '\n'
+}
+
+// splitJSON cuts a stream of concatenated JSON values.
+func splitJSON(file string, data []byte) ([]segment, Findings) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var segs []segment
+	prev := 0
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return segs, nil
+		}
+		if err != nil {
+			off := int(dec.InputOffset())
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				off = int(se.Offset)
+			}
+			line, col := lineCol(data, max(off-1, 0))
+			return segs, Findings{{Severity: SeverityError, File: file, Document: len(segs), Line: line, Column: col,
+				Message: "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")}}
+		}
+		end := int(dec.InputOffset())
+		begin := prev + (len(data[prev:end]) - len(bytes.TrimLeft(data[prev:end], " \t\r\n\ufeff")))
+		line, _ := lineCol(data, begin)
+		segs = append(segs, segment{data: data[begin:end], line: line - 1, json: true})
+		prev = end
+	}
+}
+
+var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func decodeSegment(file string, index int, s segment) (*Document, Findings) {
+	fail := func(line, col int, pointer, msg string) (*Document, Findings) {
+		return nil, Findings{{Severity: SeverityError, File: file, Document: index, Line: line + s.line, Column: col, Pointer: pointer, Message: msg}}
+	}
+	text := s.data
+	if s.json && bytes.Contains(text, []byte(`\/`)) {
+		text = unescapeJSONSlashes(text)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(text, &doc); err != nil {
+		msg := err.Error()
+		line := 1
+		if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		} else {
+			msg = strings.TrimPrefix(msg, "yaml: ")
+		}
+		return fail(line, 1, "", "invalid YAML: "+msg)
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	root := deref(doc.Content[0])
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return nil, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return fail(root.Line, root.Column, "", fmt.Sprintf("a document must be a mapping of fields, found %s", describeNode(root)))
+	}
+	c := converter{budget: max(minValueBudget, valueBudgetPerByte*len(s.data)), inProgress: map[*yaml.Node]bool{}}
+	v, ok := c.convert(root, "", 0)
+	if !ok {
+		f := c.err
+		f.File, f.Document, f.Line = file, index, f.Line+s.line
+		return nil, Findings{f}
+	}
+	d := &Document{File: file, Index: index, Raw: s.data, Value: v.(map[string]any), root: root, lineShift: s.line}
+	d.APIVersion, _ = d.Value["apiVersion"].(string)
+	d.Kind, _ = d.Value["kind"].(string)
+	var fs Findings
+	for _, dup := range c.duplicates {
+		dup.File, dup.Document, dup.Line = file, index, dup.Line+s.line
+		fs = append(fs, dup)
+	}
+	return d, fs
+}
+
+// converter turns a YAML node tree into JSON-compatible values, enforcing the limits.
+type converter struct {
+	budget     int
+	inProgress map[*yaml.Node]bool // anchors being expanded, to catch an alias inside its own anchor
+	duplicates Findings
+	err        Finding // the first fatal problem
+}
+
+func (c *converter) fatal(n *yaml.Node, pointer, format string, args ...any) (any, bool) {
+	c.err = Finding{Severity: SeverityError, Line: n.Line, Column: n.Column, Pointer: pointer, Message: fmt.Sprintf(format, args...)}
+	return nil, false
+}
+
+func (c *converter) convert(n *yaml.Node, pointer string, depth int) (any, bool) {
+	if depth > maxDepth {
+		return c.fatal(n, pointer, "values nest more than %d levels deep", maxDepth)
+	}
+	if c.budget--; c.budget < 0 {
+		return c.fatal(n, pointer, "the document expands to too many values through aliases (a YAML alias bomb?)")
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return c.fatal(n, pointer, "alias *%s has no anchor", n.Value)
+		}
+		if c.inProgress[n.Alias] {
+			return c.fatal(n, pointer, "alias *%s refers to a value that contains it", n.Value)
+		}
+		c.inProgress[n.Alias] = true
+		defer delete(c.inProgress, n.Alias)
+		return c.convert(n.Alias, pointer, depth)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		seen := make(map[string]*yaml.Node, len(n.Content)/2)
+		// merged keys (<<) give way to the mapping's own keys, whatever their order
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if !isMergeKey(n.Content[i]) {
+				continue
+			}
+			for _, src := range mergeSources(n.Content[i+1]) {
+				if src.Kind != yaml.MappingNode {
+					return c.fatal(n.Content[i+1], pointer, "a merge (<<) takes a mapping or a list of mappings, found %s", describeNode(src))
+				}
+				v, ok := c.convert(src, pointer, depth+1)
+				if !ok {
+					return nil, false
+				}
+				for k, val := range v.(map[string]any) {
+					if _, earlier := m[k]; !earlier {
+						m[k] = val
+					}
+				}
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := deref(n.Content[i])
+			if isMergeKey(k) {
+				continue
+			}
+			if k.Kind != yaml.ScalarNode {
+				return c.fatal(k, pointer, "a key must be a plain value, found %s", describeNode(k))
+			}
+			child := pointer + "/" + schemas.EscapeToken(k.Value)
+			if first, dup := seen[k.Value]; dup {
+				c.duplicates = append(c.duplicates, Finding{Severity: SeverityError, Line: k.Line, Column: k.Column, Pointer: child,
+					Message: fmt.Sprintf("duplicate key %q (first at line %d); the later value would silently win", k.Value, first.Line)})
+			}
+			seen[k.Value] = k
+			v, ok := c.convert(n.Content[i+1], child, depth+1)
+			if !ok {
+				return nil, false
+			}
+			m[k.Value] = v
+		}
+		return m, true
+	case yaml.SequenceNode:
+		s := make([]any, len(n.Content))
+		for i, item := range n.Content {
+			v, ok := c.convert(item, pointer+"/"+strconv.Itoa(i), depth+1)
+			if !ok {
+				return nil, false
+			}
+			s[i] = v
+		}
+		return s, true
+	case yaml.ScalarNode:
+		return c.scalar(n, pointer)
+	default:
+		return c.fatal(n, pointer, "unexpected YAML node")
+	}
+}
+
+func (c *converter) scalar(n *yaml.Node, pointer string) (any, bool) {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil, true
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return c.fatal(n, pointer, "invalid boolean %q", n.Value)
+		}
+		return b, true
+	case "!!int":
+		var i int64
+		if err := n.Decode(&i); err == nil {
+			return i, true
+		}
+		if _, err := strconv.ParseFloat(n.Value, 64); err == nil && json.Valid([]byte(n.Value)) {
+			return json.Number(n.Value), true
+		}
+		return c.fatal(n, pointer, "integer %s is out of range", n.Value)
+	case "!!float":
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return c.fatal(n, pointer, "invalid number %q", n.Value)
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return c.fatal(n, pointer, "number %s has no JSON representation", n.Value)
+		}
+		return f, true
+	default:
+		// strings, timestamps (kept as written, as Kubernetes tools do), binary (its base64 text)
+		// and custom tags
+		return n.Value, true
+	}
+}
+
+func isMergeKey(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Value == "<<" && (k.Tag == "!!merge" || k.Tag == "")
+}
+
+func mergeSources(v *yaml.Node) []*yaml.Node {
+	v = deref(v)
+	if v.Kind == yaml.SequenceNode {
+		out := make([]*yaml.Node, 0, len(v.Content))
+		for _, item := range v.Content {
+			out = append(out, deref(item))
+		}
+		return out
+	}
+	return []*yaml.Node{v}
+}
+
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.ScalarNode:
+		if len(n.Value) > 40 {
+			return fmt.Sprintf("the value %.40q...", n.Value)
+		}
+		return fmt.Sprintf("the value %q", n.Value)
+	}
+	return "an alias"
+}
+
+// unescapeJSONSlashes rewrites JSON's "\/" escape, which YAML lacks, to "\u002f" so the YAML parser
+// reads JSON text the way a JSON parser does. Raw bytes stay untouched; only columns after such an
+// escape on its line shift.
+func unescapeJSONSlashes(data []byte) []byte {
+	var out bytes.Buffer
+	out.Grow(len(data) + 16)
+	inString := false
+	for i := 0; i < len(data); i++ {
+		b := data[i]
+		switch {
+		case inString && b == '\\' && i+1 < len(data):
+			if data[i+1] == '/' {
+				out.WriteString(`\u002f`)
+			} else {
+				out.WriteByte(b)
+				out.WriteByte(data[i+1])
+			}
+			i++
+			continue
+		case b == '"':
+			inString = !inString
+		}
+		out.WriteByte(b)
+	}
+	return out.Bytes()
+}
+
+// lineCol converts a byte offset to a 1-based line and column (in bytes).
+func lineCol(data []byte, off int) (line, col int) {
+	off = min(off, len(data))
+	line = 1 + bytes.Count(data[:off], []byte{'\n'})
+	col = off - bytes.LastIndexByte(data[:off], '\n')
+	return line, col
+}
+
+func firstInvalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return 0
+}
+
+func humanBytes(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+)
+
+func newValidateCmd() *cobra.Command {
+	var (
+		strict bool
+		format string
+	)
+	cmd := &cobra.Command{
+		Use:   "validate [--strict] [-o text|json] PATH...",
+		Short: "Check KRMFunctionCatalog, KRMFunctionDefinition, ResourceList and Composition documents",
+		Long: `Validate checks documents against their schemas and the rules a careful reviewer
+would apply: pinned images, exec platforms with sha256 digests, unique function versions,
+compilable functionConfig schemas, well-formed references and URLs.
+
+PATH is a file, a directory (searched recursively for .yaml, .yml and .json files)
+or - for standard input. Each finding names its file, line, column and JSON pointer.
+
+Exit status: 0 when there is no error, 1 when there is one, 2 when the input could
+not be read or the command was used wrongly.`,
+		Example: `  krm-catalog validate examples/
+  krm-catalog validate --strict -o json catalog.yaml
+  cat catalog.yaml | krm-catalog validate -`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return &exitError{code: ExitUsage, err: fmt.Errorf("--output must be text or json, not %q", format)}
+			}
+			v, err := catalog.NewValidator()
+			if err != nil {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			inputs, readErr := catalog.ReadInputs(args, cmd.InOrStdin())
+			findings := v.ValidateInputs(inputs, catalog.Options{})
+			if strict {
+				findings = findings.Strict()
+			}
+			out := cmd.OutOrStdout()
+			if format == "json" {
+				err = catalog.WriteJSON(out, len(inputs), findings)
+			} else {
+				err = catalog.WriteText(out, findings)
+				if err == nil && (len(findings) > 0 || readErr == nil) {
+					fmt.Fprintln(cmd.ErrOrStderr(), catalog.Summarize(len(inputs), findings))
+				}
+			}
+			switch {
+			case err != nil:
+				return &exitError{code: ExitUsage, err: fmt.Errorf("write report: %w", err)}
+			case readErr != nil:
+				return &exitError{code: ExitUsage, err: readErr}
+			case findings.HasErrors():
+				return &exitError{code: ExitFindings}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors")
+	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text or json")
+	return cmd
+}
