@@ -167,12 +167,13 @@ type segment struct {
 func splitYAML(data []byte) []segment {
 	var segs []segment
 	start, startLine, line := 0, 0, 0
-	blank := true // the current segment holds only comments, directives and white space so far
+	blank := true         // the current segment holds only comments, directives and white space so far
+	hasDirective := false // ... and among them a directive (%YAML), which belongs to the next document
 	cut := func(end, nextStart, nextLine int) {
 		if !blank {
 			segs = append(segs, segment{data: data[start:end], line: startLine})
 		}
-		start, startLine, blank = nextStart, nextLine, true
+		start, startLine, blank, hasDirective = nextStart, nextLine, true, false
 	}
 	for off := 0; off < len(data); line++ {
 		end := bytes.IndexByte(data[off:], '\n')
@@ -183,7 +184,7 @@ func splitYAML(data []byte) []segment {
 		l := data[off:next]
 		switch {
 		case isMarker(l, "---"):
-			if !blank {
+			if !blank || !hasDirective {
 				cut(off, off, line)
 			}
 			// the marker line may carry content ("--- !tag" or "--- {a: 1}")
@@ -197,7 +198,12 @@ func splitYAML(data []byte) []segment {
 				cut(next, next, line+1)
 			}
 		default:
-			if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' && t[0] != '%' && !bytes.Equal(t, []byte("\ufeff")) {
+			t := bytes.TrimSpace(bytes.TrimPrefix(l, []byte("\ufeff")))
+			switch {
+			case len(t) == 0 || t[0] == '#':
+			case t[0] == '%' && blank:
+				hasDirective = true
+			default:
 				blank = false
 			}
 		}
@@ -275,7 +281,7 @@ func decodeSegment(file string, index int, s segment) (*Document, Findings) {
 	if root.Kind != yaml.MappingNode {
 		return fail(root.Line, root.Column, "", fmt.Sprintf("a document must be a mapping of fields, found %s", describeNode(root)))
 	}
-	c := converter{budget: max(minValueBudget, valueBudgetPerByte*len(s.data)), inProgress: map[*yaml.Node]bool{}}
+	c := converter{budget: max(minValueBudget, valueBudgetPerByte*len(s.data)), inProgress: map[*yaml.Node]bool{}, lineShift: s.line}
 	v, ok := c.convert(root, "", 0)
 	if !ok {
 		f := c.err
@@ -295,10 +301,14 @@ func decodeSegment(file string, index int, s segment) (*Document, Findings) {
 
 // converter turns a YAML node tree into JSON-compatible values, enforcing the limits.
 type converter struct {
-	budget     int
+	budget int
+	// outerAlias is the alias whose expansion is under way, where an exhausted budget is reported.
+	outerAlias    *yaml.Node
+	outerAliasPtr string
 	inProgress map[*yaml.Node]bool // anchors being expanded, to catch an alias inside its own anchor
 	duplicates Findings
 	err        Finding // the first fatal problem
+	lineShift  int     // lines before the document in its file, for messages that cite a line
 }
 
 func (c *converter) fatal(n *yaml.Node, pointer, format string, args ...any) (any, bool) {
@@ -311,7 +321,16 @@ func (c *converter) convert(n *yaml.Node, pointer string, depth int) (any, bool)
 		return c.fatal(n, pointer, "values nest more than %d levels deep", maxDepth)
 	}
 	if c.budget--; c.budget < 0 {
-		return c.fatal(n, pointer, "the document expands to too many values through aliases (a YAML alias bomb?)")
+		at, atPtr := n, pointer
+		if c.outerAlias != nil {
+			at, atPtr = c.outerAlias, c.outerAliasPtr
+		}
+		return c.fatal(at, atPtr, "the document expands to too many values through aliases (a YAML alias bomb?)")
+	}
+	if n.Anchor != "" {
+		// an alias inside its own anchor's value is a cycle
+		c.inProgress[n] = true
+		defer delete(c.inProgress, n)
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
@@ -323,6 +342,10 @@ func (c *converter) convert(n *yaml.Node, pointer string, depth int) (any, bool)
 		}
 		c.inProgress[n.Alias] = true
 		defer delete(c.inProgress, n.Alias)
+		if c.outerAlias == nil {
+			c.outerAlias, c.outerAliasPtr = n, pointer
+			defer func() { c.outerAlias = nil }()
+		}
 		return c.convert(n.Alias, pointer, depth)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
@@ -358,7 +381,7 @@ func (c *converter) convert(n *yaml.Node, pointer string, depth int) (any, bool)
 			child := pointer + "/" + schemas.EscapeToken(k.Value)
 			if first, dup := seen[k.Value]; dup {
 				c.duplicates = append(c.duplicates, Finding{Severity: SeverityError, Line: k.Line, Column: k.Column, Pointer: child,
-					Message: fmt.Sprintf("duplicate key %q (first at line %d); the later value would silently win", k.Value, first.Line)})
+					Message: fmt.Sprintf("duplicate key %q (first at line %d); the later value would silently win", k.Value, first.Line+c.lineShift)})
 			}
 			seen[k.Value] = k
 			v, ok := c.convert(n.Content[i+1], child, depth+1)

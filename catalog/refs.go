@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	// The digest package needs the sha256 implementation registered to accept sha256 digests.
+	_ "crypto/sha256"
 	"fmt"
 	"net/url"
 	"path"

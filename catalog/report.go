@@ -53,5 +53,6 @@ func WriteJSON(w io.Writer, files int, fs Findings) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(Report{Findings: fs, Summary: Summarize(files, fs)})
 }

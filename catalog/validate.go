@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"strconv"
 	"strings"
 
@@ -70,11 +72,14 @@ func (v *Validator) ValidateDocument(d *Document, opts Options) Findings {
 		c.add(SeverityError, "/kind", "unsupported kind %q: expected one of %s", d.Kind, knownKinds)
 	default:
 		for _, viol := range v.schemas.Validate(kind, d.Value) {
-			sev := SeverityError
+			sev, msg := SeverityError, viol.Message
 			if viol.Warning {
 				sev = SeverityWarning
+				if hint := hintFor(viol.Pointer); hint != "" {
+					msg += ": " + hint
+				}
 			}
-			c.add(sev, viol.Pointer, "%s", viol.Message)
+			c.add(sev, viol.Pointer, "%s", msg)
 		}
 		switch kind {
 		case schemas.Catalog:
@@ -109,14 +114,16 @@ func (c *checker) add(sev Severity, pointer, format string, args ...any) {
 }
 
 func (c *checker) catalog(cat *Catalog) {
-	if len(cat.Functions) == 0 {
+	if fns, ok := obj(c.doc.Value["spec"])["krmFunctions"].([]any); ok && len(fns) == 0 {
 		c.add(SeverityWarning, "/spec/krmFunctions", "the catalog lists no functions")
 	}
 	type gvk struct{ group, kind, version string }
 	firstVersion := map[gvk]string{}
 	firstFunction := map[string]string{}
+	for _, fs := range c.eachFunction(cat.Functions) {
+		c.out = append(c.out, fs...)
+	}
 	for _, f := range cat.Functions {
-		c.function(f)
 		if f.Group == "" || f.Kind == "" {
 			continue
 		}
@@ -139,6 +146,43 @@ func (c *checker) catalog(cat *Catalog) {
 		}
 	}
 }
+
+// eachFunction checks every function and returns the findings of each, in order. Large catalogs are
+// checked on all cores: compiling each version's openAPIV3Schema is most of the work, and the
+// functions are independent of each other.
+func (c *checker) eachFunction(fns []Function) []Findings {
+	out := make([]Findings, len(fns))
+	check := func(i int) {
+		sub := &checker{doc: c.doc}
+		sub.function(fns[i])
+		out[i] = sub.out
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(fns)/parallelThreshold)
+	if workers < 2 {
+		for i := range fns {
+			check(i)
+		}
+		return out
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				check(i)
+			}
+		})
+	}
+	for i := range fns {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// parallelThreshold is how many functions each worker should have before checking goes parallel.
+const parallelThreshold = 16
 
 // function checks one function's metadata, wherever it stands (catalog entry or definition spec).
 func (c *checker) function(f Function) {
@@ -304,6 +348,19 @@ func (c *checker) resourceList(v map[string]any) {
 	seen := map[string]int{}
 	for i, item := range list(v["items"]) {
 		ann := obj(obj(obj(item)["metadata"])["annotations"])
+		annPtr := fmt.Sprintf("/items/%d/metadata/annotations", i)
+		nonString := false
+		for _, name := range []string{pathAnnotation, indexAnnotation, legacyPathAnnotation} {
+			if val, ok := ann[name]; ok {
+				if _, isStr := val.(string); !isStr {
+					c.add(SeverityError, annPtr+"/"+schemas.EscapeToken(name), "annotation values are strings: quote %v", val)
+					nonString = true
+				}
+			}
+		}
+		if nonString {
+			continue
+		}
 		p := str(ann[pathAnnotation])
 		if p == "" {
 			p = str(ann[legacyPathAnnotation])
@@ -316,12 +373,12 @@ func (c *checker) resourceList(v map[string]any) {
 			idx = "0"
 		}
 		if _, err := strconv.Atoi(idx); err != nil {
-			c.add(SeverityError, fmt.Sprintf("/items/%d/metadata/annotations/%s", i, schemas.EscapeToken(indexAnnotation)), "index annotation %q is not a number", idx)
+			c.add(SeverityError, annPtr+"/"+schemas.EscapeToken(indexAnnotation), "index annotation %q is not a number", idx)
 			continue
 		}
 		key := p + "#" + idx
 		if first, dup := seen[key]; dup {
-			c.add(SeverityError, fmt.Sprintf("/items/%d/metadata/annotations", i), "item has the same path %q and index %s as item %d: writing both would overwrite one", p, idx, first)
+			c.add(SeverityError, annPtr, "item has the same path %q and index %s as item %d: writing both would overwrite one", p, idx, first)
 		}
 		seen[key] = i
 	}

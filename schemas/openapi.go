@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -23,7 +24,11 @@ const functionConfigURL = "https://krm-catalog.invalid/function-config.json"
 // point inside the schema: compiling never reads a file or the network. Violations point into the
 // schema itself.
 func CompileOpenAPIV3(openAPI map[string]any) (*FunctionConfigSchema, []Violation) {
-	translated := translateOpenAPI(openAPI)
+	var problems []Violation
+	translated := translateOpenAPI(openAPI, "", &problems)
+	if len(problems) > 0 {
+		return nil, problems
+	}
 	data, err := json.Marshal(translated)
 	if err != nil {
 		return nil, []Violation{{Message: fmt.Sprintf("schema is not representable as JSON: %v", err)}}
@@ -74,27 +79,33 @@ func (f *FunctionConfigSchema) Validate(instance any) []Violation {
 // translateOpenAPI copies an OpenAPI v3 schema, rewriting the Kubernetes extensions that change what
 // validates into plain JSON Schema. Only schema positions are rewritten: a property that happens to
 // be named "nullable" stays.
-func translateOpenAPI(schema map[string]any) map[string]any {
+func translateOpenAPI(schema map[string]any, pointer string, problems *[]Violation) map[string]any {
 	out := make(map[string]any, len(schema))
 	for k, val := range schema {
+		at := pointer + "/" + EscapeToken(k)
 		switch k {
-		case "$schema", "nullable", "x-kubernetes-int-or-string":
+		case "nullable", "x-kubernetes-int-or-string", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource":
+			if _, ok := val.(bool); !ok {
+				*problems = append(*problems, Violation{Pointer: at, Message: k + ": expected boolean, got " + jsonTypeName(val)})
+			}
+			continue
+		case "$schema":
 			continue
 		case "properties", "patternProperties", "definitions":
 			if m, ok := val.(map[string]any); ok {
 				sub := make(map[string]any, len(m))
 				for name, s := range m {
-					sub[name] = translateSub(s)
+					sub[name] = translateSub(s, at+"/"+EscapeToken(name), problems)
 				}
 				val = sub
 			}
 		case "items", "additionalProperties", "additionalItems", "not":
-			val = translateSub(val)
+			val = translateSub(val, at, problems)
 		case "allOf", "anyOf", "oneOf":
 			if list, ok := val.([]any); ok {
 				sub := make([]any, len(list))
 				for i, s := range list {
-					sub[i] = translateSub(s)
+					sub[i] = translateSub(s, at+"/"+strconv.Itoa(i), problems)
 				}
 				val = sub
 			}
@@ -114,17 +125,33 @@ func translateOpenAPI(schema map[string]any) map[string]any {
 }
 
 // translateSub translates a value in a schema position: a schema, or a list of them (items).
-func translateSub(v any) any {
+func translateSub(v any, pointer string, problems *[]Violation) any {
 	switch t := v.(type) {
 	case map[string]any:
-		return translateOpenAPI(t)
+		return translateOpenAPI(t, pointer, problems)
 	case []any:
 		out := make([]any, len(t))
 		for i, s := range t {
-			out[i] = translateSub(s)
+			out[i] = translateSub(s, pointer+"/"+strconv.Itoa(i), problems)
 		}
 		return out
 	default:
 		return v
 	}
+}
+
+func jsonTypeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "number"
 }

@@ -132,7 +132,7 @@ func (s *Set) Validate(kind Kind, instance any) []Violation {
 // collect turns the leaves of a validation error tree into violations with readable messages.
 func (s *Set) collect(ve *jsonschema.ValidationError, instance any, out *[]Violation) {
 	if len(ve.Causes) > 0 {
-		for _, c := range ve.Causes {
+		for _, c := range relevantCauses(ve) {
 			s.collect(c, instance, out)
 		}
 		return
@@ -142,8 +142,8 @@ func (s *Set) collect(ve *jsonschema.ValidationError, instance any, out *[]Viola
 	parent, _ := Lookup(s.raw[schemaURL], parentPtr).(map[string]any)
 	at := ve.InstanceLocation
 	if parent == nil {
-		// Not one of our schemas (a meta-schema, when compiling a user's schema): keep the library's words.
-		*out = append(*out, Violation{Pointer: at, Message: ve.Message})
+		// Not one of our schemas (a meta-schema, when compiling a user's schema): the library's words.
+		*out = append(*out, Violation{Pointer: at, Message: Subject(at) + ": " + strings.Replace(ve.Message, ", but got ", ", got ", 1)})
 		return
 	}
 	switch keyword {
@@ -172,12 +172,61 @@ func (s *Set) collect(ve *jsonschema.ValidationError, instance any, out *[]Viola
 		return
 	}
 	msg := ve.Message
-	if custom, ok := parent["x-message"].(string); ok && keyword != "type" && keyword != "enum" {
-		msg = custom
-	} else if keyword == "type" {
-		msg = strings.Replace(msg, ", but got ", ", got ", 1)
+	switch custom, hasCustom := parent["x-message"].(string); {
+	case hasCustom && keyword != "type" && keyword != "enum":
+		msg = Subject(at) + " " + custom
+	case keyword == "type":
+		msg = Subject(at) + ": " + strings.Replace(msg, ", but got ", ", got ", 1)
+	default:
+		msg = Subject(at) + ": " + msg
 	}
 	*out = append(*out, Violation{Pointer: at, Message: msg})
+}
+
+// Subject names the value at a JSON pointer for a message: its field name, or list[index].
+func Subject(pointer string) string {
+	if pointer == "" {
+		return "the document"
+	}
+	parent, last := splitLast(pointer)
+	if _, err := strconv.Atoi(last); err == nil {
+		_, name := splitLast(parent)
+		return name + "[" + last + "]"
+	}
+	return last
+}
+
+// relevantCauses drops, from a failed anyOf or oneOf, the branches that failed only on "type" when
+// another branch accepted the type and failed on something else: that branch is what the author
+// meant ("type: strng" is a misspelt type name, not a list of types).
+func relevantCauses(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	_, keyword := splitLast(ve.KeywordLocation)
+	if keyword != "anyOf" && keyword != "oneOf" {
+		return ve.Causes
+	}
+	var kept []*jsonschema.ValidationError
+	for _, c := range ve.Causes {
+		if !failedOnTypeOnly(c) {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == 0 {
+		return ve.Causes
+	}
+	return kept
+}
+
+func failedOnTypeOnly(ve *jsonschema.ValidationError) bool {
+	if len(ve.Causes) == 0 {
+		_, keyword := splitLast(ve.KeywordLocation)
+		return keyword == "type"
+	}
+	for _, c := range ve.Causes {
+		if !failedOnTypeOnly(c) {
+			return false
+		}
+	}
+	return true
 }
 
 func dedupe(vs []Violation) []Violation {

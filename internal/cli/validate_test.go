@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// run runs the command line in-process and returns its exit code and output.
+func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Main(context.Background(), args, IO{In: strings.NewReader(stdin), Out: &out, Err: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/cli -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestValidateGolden(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+	}{
+		{"validate-text", []string{"validate", "testdata/validate/mixed.yaml"}, ExitFindings},
+		{"validate-json", []string{"validate", "-o", "json", "testdata/validate/mixed.yaml"}, ExitFindings},
+		{"validate-strict", []string{"validate", "--strict", "testdata/validate/mixed.yaml"}, ExitFindings},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, stdout, stderr := run(t, "", tc.args...)
+			if code != tc.wantCode {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, tc.wantCode, stderr)
+			}
+			golden(t, tc.name, stdout)
+		})
+	}
+}
+
+func TestValidateExitCodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		stdin      string
+		args       []string
+		wantCode   int
+		wantStderr string
+	}{
+		{"examples are valid", "", []string{"validate", "--strict", "../../examples"}, ExitOK, "0 errors, 0 warnings"},
+		{"stdin", "kind: Nope\n", []string{"validate", "-"}, ExitFindings, "1 error"},
+		{"empty stdin", "", []string{"validate", "-"}, ExitFindings, "1 error"},
+		{"missing file", "", []string{"validate", "does-not-exist.yaml"}, ExitUsage, "read does-not-exist.yaml: no such file or directory"},
+		{"no arguments", "", []string{"validate"}, ExitUsage, "requires at least 1 arg"},
+		{"bad output format", "", []string{"validate", "-o", "xml", "-"}, ExitUsage, "--output must be text or json"},
+		{"unknown flag", "", []string{"validate", "--nope", "-"}, ExitUsage, "unknown flag: --nope"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, _, stderr := run(t, tc.stdin, tc.args...)
+			if code != tc.wantCode || !strings.Contains(stderr, tc.wantStderr) {
+				t.Errorf("exit %d, stderr %q; want exit %d and stderr containing %q", code, stderr, tc.wantCode, tc.wantStderr)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	code, stdout, _ := run(t, "", "version")
+	if code != 0 || !strings.HasPrefix(stdout, "krm-catalog ") {
+		t.Errorf("version: exit %d, output %q", code, stdout)
+	}
+}

@@ -1,0 +1,105 @@
+package schemas
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestEverySchemaCompiles(t *testing.T) {
+	t.Parallel()
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range Kinds() {
+		if _, ok := s.compiled[k]; !ok {
+			t.Errorf("no compiled schema for %s", k)
+		}
+		if src, err := Source(k); err != nil || len(src) == 0 {
+			t.Errorf("Source(%s): %v", k, err)
+		}
+	}
+}
+
+func TestValidateMessages(t *testing.T) {
+	t.Parallel()
+	s, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string]any{
+		"apiVersion": "config.kubernetes.io/v1alpha1",
+		"kind":       "KRMFunctionDefinition",
+		"colour":     "blue",
+		"spec": map[string]any{
+			"group":       "Example.COM",
+			"names":       map[string]any{"kind": "SetX"},
+			"description": "d",
+			"publisher":   "p",
+			"versions": []any{map[string]any{
+				"name":    "v1",
+				"runtime": map[string]any{"container": map[string]any{"image": "x", "requireNetwork": "yes"}},
+			}},
+		},
+	}
+	got := s.Validate(Definition, doc)
+	want := []Violation{
+		{Pointer: "/colour", Message: `unknown field "colour"`, Warning: true},
+		{Pointer: "/spec/group", Message: "group must be a lower-case DNS subdomain such as example.com"},
+		{Pointer: "/spec/versions/0/runtime/container/requireNetwork", Message: "requireNetwork: expected boolean, got string"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("violations (-want +got):\n%s", diff)
+	}
+}
+
+func TestCompileOpenAPIV3(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		schema      map[string]any
+		config      any
+		wantCompile string // fragment of the first compile violation, "" when it compiles
+		wantValid   string // fragment of the first validation violation, "" when the config is valid
+	}{
+		{name: "object with required field", schema: map[string]any{"type": "object", "required": []any{"ns"}, "properties": map[string]any{"ns": map[string]any{"type": "string"}}},
+			config: map[string]any{}, wantValid: `missing properties: 'ns'`},
+		{name: "nullable", schema: map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "string", "nullable": true}}},
+			config: map[string]any{"n": nil}},
+		{name: "a property named nullable is a property", schema: map[string]any{"type": "object", "properties": map[string]any{"nullable": map[string]any{"type": "integer"}}},
+			config: map[string]any{"nullable": "x"}, wantValid: "expected integer"},
+		{name: "int-or-string", schema: map[string]any{"type": "object", "properties": map[string]any{"port": map[string]any{"x-kubernetes-int-or-string": true}}},
+			config: map[string]any{"port": "http"}},
+		{name: "draft 4 exclusiveMaximum", schema: map[string]any{"type": "integer", "maximum": 5, "exclusiveMaximum": true},
+			config: int64(5), wantValid: "must be < 5"},
+		{name: "misspelt type", schema: map[string]any{"type": "strng"}, wantCompile: `type: value must be one of`},
+		{name: "bad pattern", schema: map[string]any{"type": "string", "pattern": "("}, wantCompile: "pattern"},
+		{name: "nullable not a boolean", schema: map[string]any{"type": "string", "nullable": "yes"}, wantCompile: "nullable: expected boolean, got string"},
+		{name: "remote reference refused", schema: map[string]any{"$ref": "https://example.com/schema.json"}, wantCompile: "only references inside the document"},
+		{name: "file reference refused", schema: map[string]any{"$ref": "file:///etc/passwd"}, wantCompile: "only references inside the document"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fs, viols := CompileOpenAPIV3(tc.schema)
+			if tc.wantCompile != "" {
+				if len(viols) == 0 || !strings.Contains(viols[0].Message, tc.wantCompile) {
+					t.Fatalf("compile violations %v; want one containing %q", viols, tc.wantCompile)
+				}
+				return
+			}
+			if len(viols) > 0 {
+				t.Fatalf("unexpected compile violations %v", viols)
+			}
+			got := fs.Validate(tc.config)
+			switch {
+			case tc.wantValid == "" && len(got) > 0:
+				t.Errorf("unexpected violations %v", got)
+			case tc.wantValid != "" && (len(got) == 0 || !strings.Contains(got[0].Message, tc.wantValid)):
+				t.Errorf("violations %v; want one containing %q", got, tc.wantValid)
+			}
+		})
+	}
+}
