@@ -1,0 +1,355 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// FunctionSummary is one search result: a function as its current catalogs and definition describe it.
+type FunctionSummary struct {
+	Group       string   `json:"group"`
+	Kind        string   `json:"kind"`
+	Publisher   string   `json:"publisher"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+	Runtimes    []string `json:"runtimes"`
+	Versions    []string `json:"versions"`
+	Catalogs    []string `json:"catalogs"`
+	Rank        float32  `json:"rank,omitempty"`
+}
+
+// SearchQuery filters and pages a search. Tags must all be present.
+type SearchQuery struct {
+	Text      string
+	Tags      []string
+	Publisher string
+	Runtime   string
+	Limit     int
+	PageToken string
+}
+
+// FacetCount is how many results have one value of a facet.
+type FacetCount struct {
+	Value string `json:"value"`
+	Count int    `json:"count"`
+}
+
+// Facets count the results by publisher, tag and runtime kind. Each facet is counted with the other
+// facets' filters applied but not its own, so a filter can be widened again.
+type Facets struct {
+	Publisher []FacetCount `json:"publisher"`
+	Tag       []FacetCount `json:"tag"`
+	Runtime   []FacetCount `json:"runtime"`
+}
+
+// SearchResult is a page of search results.
+type SearchResult struct {
+	Functions     []FunctionSummary `json:"functions"`
+	Total         int               `json:"total"`
+	Facets        Facets            `json:"facets"`
+	NextPageToken string            `json:"nextPageToken,omitempty"`
+}
+
+// MaxSearchLimit caps the page size.
+const MaxSearchLimit = 100
+
+// ErrBadPageToken is returned for a page token this store did not issue for the same query.
+var ErrBadPageToken = errors.New("invalid page token")
+
+// The filter is written once and shared: $1 tsquery text (” for none), $2 tags, $3 publisher,
+// $4 runtime; $5..$7 switch each facet's own filter off when counting that facet.
+const searchFilter = `
+    cardinality(f.versions) > 0
+    AND ($1 = '' OR f.search @@ to_tsquery('english', $1))
+    AND ($5 OR cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
+    AND ($6 OR $3 = '' OR f.publisher = $3)
+    AND ($7 OR $4 = '' OR f.runtimes @> ARRAY[$4::text])`
+
+const (
+	sqlSearch = `
+SELECT f.fn_group, f.kind, f.publisher, f.description, f.tags, f.runtimes, f.versions, f.catalogs,
+       CASE WHEN $1 = '' THEN 0 ELSE ts_rank(f.search, to_tsquery('english', $1)) END AS rank,
+       count(*) OVER () AS total
+FROM functions f
+WHERE` + searchFilter + `
+ORDER BY rank DESC, f.fn_group, f.kind
+LIMIT $8 OFFSET $9`
+	sqlFacets = `
+SELECT 'publisher', f.publisher, count(*) FROM functions f
+WHERE` + searchFilter + `
+GROUP BY f.publisher`
+	sqlTagFacet = `
+SELECT 'tag', t, count(*) FROM functions f, unnest(f.tags) AS t
+WHERE` + searchFilter + `
+GROUP BY t`
+	sqlRuntimeFacet = `
+SELECT 'runtime', r, count(*) FROM functions f, unnest(f.runtimes) AS r
+WHERE` + searchFilter + `
+GROUP BY r`
+)
+
+// pageToken is the opaque continuation of a search: an offset bound to the query it pages.
+type pageToken struct {
+	Offset int    `json:"o"`
+	Query  string `json:"q"`
+}
+
+func (q SearchQuery) fingerprint() string {
+	return strings.Join([]string{q.Text, strings.Join(q.Tags, ","), q.Publisher, q.Runtime}, "\x00")
+}
+
+// SearchFunctions runs a ranked full-text search over the current functions, with facet counts.
+func (s *Store) SearchFunctions(ctx context.Context, q SearchQuery) (SearchResult, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	limit = min(limit, MaxSearchLimit)
+	offset := 0
+	if q.PageToken != "" {
+		data, err := base64.RawURLEncoding.DecodeString(q.PageToken)
+		var pt pageToken
+		if err != nil || json.Unmarshal(data, &pt) != nil || pt.Query != q.fingerprint() || pt.Offset < 0 {
+			return SearchResult{}, fmt.Errorf("search functions: %w", ErrBadPageToken)
+		}
+		offset = pt.Offset
+	}
+	tsq := prefixQuery(q.Text)
+	tags := q.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	args := func(skipTag, skipPublisher, skipRuntime bool) []any {
+		return []any{tsq, tags, q.Publisher, q.Runtime, skipTag, skipPublisher, skipRuntime}
+	}
+	batch := &pgx.Batch{}
+	batch.Queue(sqlSearch, append(args(false, false, false), limit, offset)...)
+	batch.Queue(sqlFacets, args(false, true, false)...)
+	batch.Queue(sqlTagFacet, args(true, false, false)...)
+	batch.Queue(sqlRuntimeFacet, args(false, false, true)...)
+	br := s.pool.SendBatch(ctx, batch)
+	defer br.Close()
+
+	res := SearchResult{Functions: []FunctionSummary{}, Facets: Facets{Publisher: []FacetCount{}, Tag: []FacetCount{}, Runtime: []FacetCount{}}}
+	rows, err := br.Query()
+	if err != nil {
+		return SearchResult{}, fmt.Errorf("search functions: %w", err)
+	}
+	for rows.Next() {
+		var f FunctionSummary
+		if err := rows.Scan(&f.Group, &f.Kind, &f.Publisher, &f.Description, &f.Tags, &f.Runtimes, &f.Versions, &f.Catalogs, &f.Rank, &res.Total); err != nil {
+			rows.Close()
+			return SearchResult{}, fmt.Errorf("search functions: %w", err)
+		}
+		res.Functions = append(res.Functions, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return SearchResult{}, fmt.Errorf("search functions: %w", err)
+	}
+	if len(res.Functions) == 0 && offset > 0 {
+		// count(*) OVER () has no row to ride on past the end
+		res.Total = -1
+	}
+	for _, facet := range []*[]FacetCount{&res.Facets.Publisher, &res.Facets.Tag, &res.Facets.Runtime} {
+		rows, err := br.Query()
+		if err != nil {
+			return SearchResult{}, fmt.Errorf("search facets: %w", err)
+		}
+		for rows.Next() {
+			var name string
+			var fc FacetCount
+			if err := rows.Scan(&name, &fc.Value, &fc.Count); err != nil {
+				rows.Close()
+				return SearchResult{}, fmt.Errorf("search facets: %w", err)
+			}
+			*facet = append(*facet, fc)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return SearchResult{}, fmt.Errorf("search facets: %w", err)
+		}
+		sortFacet(*facet)
+	}
+	if next := offset + len(res.Functions); len(res.Functions) == limit && next < res.Total {
+		data, _ := json.Marshal(pageToken{Offset: next, Query: q.fingerprint()})
+		res.NextPageToken = base64.RawURLEncoding.EncodeToString(data)
+	}
+	return res, nil
+}
+
+func sortFacet(fc []FacetCount) {
+	for i := 1; i < len(fc); i++ {
+		for j := i; j > 0 && (fc[j].Count > fc[j-1].Count || fc[j].Count == fc[j-1].Count && fc[j].Value < fc[j-1].Value); j-- {
+			fc[j], fc[j-1] = fc[j-1], fc[j]
+		}
+	}
+}
+
+// prefixQuery turns what a person types into a tsquery in which every word must match as a prefix,
+// so that results narrow while they type. Only letters and digits pass: the text cannot inject
+// tsquery syntax.
+func prefixQuery(text string) string {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i, w := range words {
+		words[i] = w + ":*"
+	}
+	return strings.Join(words, " & ")
+}
+
+// FunctionVersion is one version of a function as one source (catalog version or definition) lists it.
+type FunctionVersion struct {
+	Group       string         `json:"group"`
+	Kind        string         `json:"kind"`
+	Version     string         `json:"version"`
+	APIVersion  string         `json:"apiVersion"`
+	Publisher   string         `json:"publisher"`
+	Description string         `json:"description"`
+	Home        string         `json:"home,omitempty"`
+	Maintainers []string       `json:"maintainers,omitempty"`
+	Tags        []string       `json:"tags,omitempty"`
+	Runtimes    []string       `json:"runtimes"`
+	Image       string         `json:"image,omitempty"`
+	ImageDigest string         `json:"imageDigest,omitempty"`
+	Spec        map[string]any `json:"spec"`
+	Source      Source         `json:"source"`
+}
+
+// Source is where a function version was published.
+type Source struct {
+	Catalog        string    `json:"catalog,omitempty"`
+	CatalogVersion string    `json:"catalogVersion,omitempty"`
+	Definition     bool      `json:"definition,omitempty"`
+	Digest         string    `json:"digest"`
+	PublishedAt    time.Time `json:"publishedAt"`
+}
+
+// FunctionDetail is a function with every current version.
+type FunctionDetail struct {
+	FunctionSummary
+	Home        string            `json:"home,omitempty"`
+	Maintainers []string          `json:"maintainers,omitempty"`
+	Entries     []FunctionVersion `json:"entries"`
+}
+
+const sqlFunctionVersions = `
+SELECT f.fn_group, f.kind, fv.version, f.publisher, fv.runtimes, coalesce(fv.image, ''), coalesce(fv.image_digest, ''), fv.spec,
+       coalesce(c.name, ''), coalesce(cv.version, ''), fv.definition_revision_id IS NOT NULL,
+       coalesce(cv.digest, dr.digest), coalesce(cv.published_at, dr.published_at)
+FROM function_versions fv
+JOIN functions f ON f.id = fv.function_id
+LEFT JOIN catalog_versions cv ON cv.id = fv.catalog_version_id
+LEFT JOIN catalogs c ON c.id = cv.catalog_id
+LEFT JOIN definition_revisions dr ON dr.id = fv.definition_revision_id
+WHERE f.fn_group = $1 AND f.kind = $2 AND fv.current AND ($3 = '' OR fv.version = $3)
+ORDER BY fv.definition_revision_id IS NULL, c.name, fv.position, fv.id`
+
+func (s *Store) functionVersions(ctx context.Context, group, kind, version string) ([]FunctionVersion, error) {
+	rows, err := s.pool.Query(ctx, sqlFunctionVersions, group, kind, version)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (FunctionVersion, error) {
+		var (
+			fv   FunctionVersion
+			spec versionSpec
+		)
+		err := r.Scan(&fv.Group, &fv.Kind, &fv.Version, &fv.Publisher, &fv.Runtimes, &fv.Image, &fv.ImageDigest, &spec,
+			&fv.Source.Catalog, &fv.Source.CatalogVersion, &fv.Source.Definition, &fv.Source.Digest, &fv.Source.PublishedAt)
+		fv.APIVersion = fv.Group + "/" + fv.Version
+		fv.Description, fv.Home, fv.Maintainers, fv.Tags = spec.Meta.Description, spec.Meta.Home, spec.Meta.Maintainers, spec.Meta.Tags
+		fv.Spec = spec.Version
+		return fv, err
+	})
+}
+
+const sqlFunction = `
+SELECT fn_group, kind, publisher, description, tags, runtimes, versions, catalogs
+FROM functions WHERE fn_group = $1 AND kind = $2 AND cardinality(versions) > 0`
+
+// GetFunction returns a function and its current versions from every source, or ErrNotFound.
+func (s *Store) GetFunction(ctx context.Context, group, kind string) (FunctionDetail, error) {
+	var d FunctionDetail
+	err := s.pool.QueryRow(ctx, sqlFunction, group, kind).Scan(&d.Group, &d.Kind, &d.Publisher, &d.Description, &d.Tags, &d.Runtimes, &d.Versions, &d.Catalogs)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return FunctionDetail{}, fmt.Errorf("function %s/%s: %w", group, kind, ErrNotFound)
+	}
+	if err != nil {
+		return FunctionDetail{}, fmt.Errorf("get function %s/%s: %w", group, kind, err)
+	}
+	d.Entries, err = s.functionVersions(ctx, group, kind, "")
+	if err != nil {
+		return FunctionDetail{}, fmt.Errorf("get function %s/%s: %w", group, kind, err)
+	}
+	if len(d.Entries) > 0 {
+		d.Home, d.Maintainers = d.Entries[0].Home, d.Entries[0].Maintainers
+	}
+	return d, nil
+}
+
+// GetFunctionVersion returns the current entries of one version of a function (a version listed by
+// several catalogs has several), or ErrNotFound.
+func (s *Store) GetFunctionVersion(ctx context.Context, group, kind, version string) ([]FunctionVersion, error) {
+	fvs, err := s.functionVersions(ctx, group, kind, version)
+	if err != nil {
+		return nil, fmt.Errorf("get function %s/%s version %s: %w", group, kind, version, err)
+	}
+	if len(fvs) == 0 {
+		return nil, fmt.Errorf("function %s/%s version %s: %w", group, kind, version, ErrNotFound)
+	}
+	return fvs, nil
+}
+
+// Resolution is the runtime found for an apiVersion and kind.
+type Resolution struct {
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	Function   FunctionVersion `json:"function"`
+	Runtime    any             `json:"runtime"`
+	// Searched lists the catalogs searched, in order.
+	Searched []string `json:"searched"`
+}
+
+// ErrNotResolved is returned when no searched source has the function; the error names them.
+var ErrNotResolved = fmt.Errorf("no function found: %w", ErrNotFound)
+
+// Resolve finds the runtime for apiVersion/kind. With catalogs, their latest versions are searched
+// in the order given and the first entry that matches wins, also inside one catalog. Without, the
+// published definition comes first, then catalogs by name.
+func (s *Store) Resolve(ctx context.Context, apiVersion, kind string, catalogs []string) (Resolution, error) {
+	res := Resolution{APIVersion: apiVersion, Kind: kind, Searched: catalogs}
+	group, version, ok := strings.Cut(apiVersion, "/")
+	if !ok || group == "" || version == "" || kind == "" {
+		return res, fmt.Errorf("resolve %s %s: apiVersion must be group/version and kind must be given: %w", apiVersion, kind, ErrNotFound)
+	}
+	fvs, err := s.functionVersions(ctx, group, kind, version)
+	if err != nil {
+		return res, fmt.Errorf("resolve %s %s: %w", apiVersion, kind, err)
+	}
+	pick := func(fv FunctionVersion) Resolution {
+		res.Function, res.Runtime = fv, fv.Spec["runtime"]
+		return res
+	}
+	if len(catalogs) == 0 {
+		res.Searched = []string{"every published catalog and definition"}
+		if len(fvs) > 0 {
+			return pick(fvs[0]), nil
+		}
+	}
+	for _, name := range catalogs {
+		for _, fv := range fvs {
+			if fv.Source.Catalog == name {
+				return pick(fv), nil
+			}
+		}
+	}
+	return res, fmt.Errorf("resolve %s %s: searched %s: %w", apiVersion, kind, strings.Join(res.Searched, ", "), ErrNotResolved)
+}

@@ -1,0 +1,257 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/schemas"
+)
+
+// source says where a function version comes from: a catalog version or a definition revision.
+type source struct {
+	catalogVersionID     int64
+	definitionRevisionID int64
+}
+
+type functionKey struct{ group, kind string }
+
+const (
+	sqlClaimFunctions = `
+INSERT INTO functions (fn_group, kind, publisher_id, publisher)
+SELECT g, k, $3, $4 FROM unnest($1::text[], $2::text[]) AS t (g, k)
+ON CONFLICT (fn_group, kind) DO NOTHING`
+	sqlFunctionOwners = `
+SELECT f.id, f.fn_group, f.kind, f.publisher_id, f.publisher
+FROM functions f JOIN unnest($1::text[], $2::text[]) AS t (g, k) ON f.fn_group = t.g AND f.kind = t.k`
+)
+
+// claimFunctions makes sure every function belongs to the publisher, registering the new ones, and
+// returns their ids. A function another publisher registered first is ErrForbidden.
+func claimFunctions(ctx context.Context, tx pgx.Tx, pubID int64, publisher string, fns []catalog.Function) (map[functionKey]int64, error) {
+	keys := map[functionKey]bool{}
+	for _, f := range fns {
+		keys[functionKey{f.Group, f.Kind}] = true
+	}
+	sorted := make([]functionKey, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	// a fixed order, so that concurrent publishes claim rows in the same order and cannot deadlock
+	sort.Slice(sorted, func(i, j int) bool {
+		return sorted[i].group < sorted[j].group || sorted[i].group == sorted[j].group && sorted[i].kind < sorted[j].kind
+	})
+	groups, kinds := make([]string, len(sorted)), make([]string, len(sorted))
+	for i, k := range sorted {
+		groups[i], kinds[i] = k.group, k.kind
+	}
+	if _, err := tx.Exec(ctx, sqlClaimFunctions, groups, kinds, pubID, publisher); err != nil {
+		return nil, fmt.Errorf("register functions: %w", err)
+	}
+	rows, err := tx.Query(ctx, sqlFunctionOwners, groups, kinds)
+	if err != nil {
+		return nil, fmt.Errorf("find function owners: %w", err)
+	}
+	defer rows.Close()
+	ids := make(map[functionKey]int64, len(sorted))
+	var foreign []string
+	for rows.Next() {
+		var (
+			id, owner int64
+			key       functionKey
+			ownerName string
+		)
+		if err := rows.Scan(&id, &key.group, &key.kind, &owner, &ownerName); err != nil {
+			return nil, fmt.Errorf("find function owners: %w", err)
+		}
+		if owner != pubID {
+			foreign = append(foreign, fmt.Sprintf("%s/%s (publisher %q)", key.group, key.kind, ownerName))
+		}
+		ids[key] = id
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find function owners: %w", err)
+	}
+	if len(foreign) > 0 {
+		sort.Strings(foreign)
+		return nil, fmt.Errorf("functions registered by another publisher: %s: %w", strings.Join(foreign, ", "), ErrForbidden)
+	}
+	return ids, nil
+}
+
+// versionSpec is what the index keeps of one function version: the function's metadata and the
+// version object exactly as the document wrote it.
+type versionSpec struct {
+	Meta    functionMeta   `json:"meta"`
+	Version map[string]any `json:"version"`
+}
+
+type functionMeta struct {
+	Description string   `json:"description"`
+	Publisher   string   `json:"publisher"`
+	Home        string   `json:"home,omitempty"`
+	Maintainers []string `json:"maintainers,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
+}
+
+// insertFunctionVersions indexes every version of every function, in document order, with COPY.
+// Rows of a definition revision start current; those of a catalog version become current when it is
+// the catalog's latest.
+func insertFunctionVersions(ctx context.Context, tx pgx.Tx, ids map[functionKey]int64, doc *catalog.Document, fns []catalog.Function, src source) error {
+	var rows [][]any
+	for pos, f := range fns {
+		meta := functionMeta{Description: f.Description, Publisher: f.Publisher, Home: f.Home, Maintainers: f.Maintainers, Tags: f.Tags}
+		for j, v := range f.Versions {
+			raw, _ := schemas.Lookup(doc.Value, fmt.Sprintf("%s/versions/%d", f.Pointer, j)).(map[string]any)
+			var image, imageDigest *string
+			if c := v.Runtime.Container; c != nil {
+				img := c.Image
+				image = &img
+				if ref, err := catalog.ParseImage(c.Image); err == nil && ref.Digest != "" {
+					imageDigest = &ref.Digest
+				} else if c.SHA256 != "" {
+					d := "sha256:" + c.SHA256
+					imageDigest = &d
+				}
+			}
+			var catalogVersion, definitionRevision *int64
+			if src.catalogVersionID != 0 {
+				catalogVersion = &src.catalogVersionID
+			} else {
+				definitionRevision = &src.definitionRevisionID
+			}
+			rows = append(rows, []any{
+				ids[functionKey{f.Group, f.Kind}], v.Name, catalogVersion, definitionRevision, pos,
+				v.Runtime.Kinds(), image, imageDigest, versionSpec{Meta: meta, Version: raw}, src.definitionRevisionID != 0,
+			})
+		}
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"function_versions"},
+		[]string{"function_id", "version", "catalog_version_id", "definition_revision_id", "position", "runtimes", "image", "image_digest", "spec", "current"},
+		pgx.CopyFromRows(rows))
+	if err != nil {
+		return fmt.Errorf("index function versions: %w", err)
+	}
+	return nil
+}
+
+const (
+	sqlCurrentOfFunctions = `
+SELECT fv.function_id, fv.version, fv.runtimes, fv.spec, c.name
+FROM function_versions fv
+LEFT JOIN catalog_versions cv ON cv.id = fv.catalog_version_id
+LEFT JOIN catalogs c ON c.id = cv.catalog_id
+WHERE fv.current AND fv.function_id = ANY($1)
+ORDER BY fv.function_id, fv.id`
+	sqlFunctionNames  = `SELECT id, fn_group, kind FROM functions WHERE id = ANY($1)`
+	sqlUpdateFunction = `
+UPDATE functions SET description = $2, tags = $3, runtimes = $4, versions = $5, catalogs = $6,
+    name_words = $7, tag_words = $8, updated_at = now()
+WHERE id = $1`
+)
+
+// functionView is the current view of one function, merged from every current source.
+type functionView struct {
+	description string
+	tags        []string
+	runtimes    []string
+	versions    []string
+	catalogs    []string
+}
+
+// refreshFunctions recomputes the search view of the given functions from their current versions.
+func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	if len(ids) == 0 {
+		return nil
+	}
+	views := make(map[int64]*functionView, len(ids))
+	for _, id := range ids {
+		views[id] = &functionView{}
+	}
+	rows, err := tx.Query(ctx, sqlCurrentOfFunctions, ids)
+	if err != nil {
+		return fmt.Errorf("refresh functions: %w", err)
+	}
+	for rows.Next() {
+		var (
+			id       int64
+			version  string
+			runtimes []string
+			spec     versionSpec
+			catName  *string
+		)
+		if err := rows.Scan(&id, &version, &runtimes, &spec, &catName); err != nil {
+			rows.Close()
+			return fmt.Errorf("refresh functions: %w", err)
+		}
+		v := views[id]
+		v.description = spec.Meta.Description // the newest source wins
+		v.tags = append(v.tags, spec.Meta.Tags...)
+		v.runtimes = append(v.runtimes, runtimes...)
+		v.versions = append(v.versions, version)
+		if catName != nil {
+			v.catalogs = append(v.catalogs, *catName)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("refresh functions: %w", err)
+	}
+	names, err := tx.Query(ctx, sqlFunctionNames, ids)
+	if err != nil {
+		return fmt.Errorf("refresh functions: %w", err)
+	}
+	batch := &pgx.Batch{}
+	for names.Next() {
+		var (
+			id          int64
+			group, kind string
+		)
+		if err := names.Scan(&id, &group, &kind); err != nil {
+			names.Close()
+			return fmt.Errorf("refresh functions: %w", err)
+		}
+		v := views[id]
+		tags := uniqueSorted(v.tags)
+		batch.Queue(sqlUpdateFunction, id, v.description, tags, uniqueSorted(v.runtimes), uniqueSorted(v.versions),
+			uniqueSorted(v.catalogs), nameWords(group, kind), strings.Join(tags, " "))
+	}
+	names.Close()
+	if err := names.Err(); err != nil {
+		return fmt.Errorf("refresh functions: %w", err)
+	}
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		return fmt.Errorf("refresh functions: %w", err)
+	}
+	return nil
+}
+
+func uniqueSorted(s []string) []string {
+	if len(s) == 0 {
+		return []string{}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(s)))
+}
+
+// nameWords spells a function's group and kind so that full-text search finds its parts:
+// "fn.example.com SetNamespace" also yields "fn example com Set Namespace".
+func nameWords(group, kind string) string {
+	words := []string{group, kind}
+	words = append(words, strings.FieldsFunc(group, func(r rune) bool { return r == '.' || r == '-' })...)
+	start := 0
+	for i, r := range kind {
+		if i > 0 && unicode.IsUpper(r) {
+			words = append(words, kind[start:i])
+			start = i
+		}
+	}
+	words = append(words, kind[start:])
+	return strings.Join(words, " ")
+}

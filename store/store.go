@@ -1,0 +1,128 @@
+// Package store keeps publishers, tokens, catalogs, definitions and the function index in
+// PostgreSQL. Every write is one transaction; nothing is cached here, so any number of service
+// replicas can share one database.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Domain errors. The HTTP layer maps them to status codes in one place.
+var (
+	ErrNotFound     = errors.New("not found")
+	ErrConflict     = errors.New("conflict")
+	ErrForbidden    = errors.New("forbidden")
+	ErrUnauthorized = errors.New("unauthorized")
+)
+
+// NotifyChannel is the PostgreSQL channel on which every publish announces the catalog or function
+// it changed ("catalog:NAME" or "function:GROUP/KIND"), so replicas can drop what they cached.
+const NotifyChannel = "krm_catalog_changes"
+
+// Store is the PostgreSQL store. It is safe for concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+}
+
+// Open connects to the database at url. The schema must be migrated already.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return &Store{pool: pool, now: time.Now}, nil
+}
+
+// Close closes every connection.
+func (s *Store) Close() { s.pool.Close() }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("ping database: %w", err)
+	}
+	return nil
+}
+
+// Pool exposes the connection pool for metrics and for listening to notifications.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// inTx runs fn in a transaction, committing when it returns nil and rolling back otherwise.
+func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, fn)
+}
+
+const sqlAudit = `INSERT INTO audit_log (publisher, action, subject, details) VALUES ($1, $2, $3, $4)`
+
+func audit(ctx context.Context, tx pgx.Tx, publisher, action, subject string, details map[string]any) error {
+	if details == nil {
+		details = map[string]any{}
+	}
+	if _, err := tx.Exec(ctx, sqlAudit, publisher, action, subject, details); err != nil {
+		return fmt.Errorf("write audit log: %w", err)
+	}
+	return nil
+}
+
+const sqlNotify = `SELECT pg_notify($1, $2)`
+
+// notify announces a change; PostgreSQL delivers it when the transaction commits.
+func notify(ctx context.Context, tx pgx.Tx, payload string) error {
+	if _, err := tx.Exec(ctx, sqlNotify, NotifyChannel, payload); err != nil {
+		return fmt.Errorf("notify %s: %w", payload, err)
+	}
+	return nil
+}
+
+const sqlPublisherID = `SELECT id FROM publishers WHERE name = $1`
+
+func publisherID(ctx context.Context, q pgx.Tx, name string) (int64, error) {
+	var id int64
+	err := q.QueryRow(ctx, sqlPublisherID, name).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("publisher %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("find publisher %q: %w", name, err)
+	}
+	return id, nil
+}
+
+// AuditEntry is one line of the audit log.
+type AuditEntry struct {
+	At        time.Time      `json:"at"`
+	Publisher string         `json:"publisher"`
+	Action    string         `json:"action"`
+	Subject   string         `json:"subject"`
+	Details   map[string]any `json:"details"`
+}
+
+const sqlAuditLog = `SELECT at, publisher, action, subject, details FROM audit_log ORDER BY id DESC LIMIT $1`
+
+// AuditLog returns the newest entries of the audit log, newest first.
+func (s *Store) AuditLog(ctx context.Context, limit int) ([]AuditEntry, error) {
+	rows, err := s.pool.Query(ctx, sqlAuditLog, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	entries, err := pgx.CollectRows(rows, pgx.RowToStructByPos[AuditEntry])
+	if err != nil {
+		return nil, fmt.Errorf("read audit log: %w", err)
+	}
+	return entries, nil
+}
