@@ -109,7 +109,7 @@ func (s *Store) PublishCatalog(ctx context.Context, p PublishCatalogParams) (Cat
 			return err
 		}
 		if ownerID != pubID {
-			return fmt.Errorf("catalog %q belongs to publisher %q: %w", p.Name, owner, ErrForbidden)
+			return Errorf(ErrForbidden, "catalog %q belongs to publisher %q", p.Name, owner)
 		}
 		var existing string
 		err = tx.QueryRow(ctx, sqlFindCatalogVersion, catalogID, p.Version).Scan(&existing, &out.PublishedAt, &out.Size)
@@ -118,7 +118,7 @@ func (s *Store) PublishCatalog(ctx context.Context, p PublishCatalogParams) (Cat
 			out.Latest = latestVersion != nil && *latestVersion == p.Version
 			return nil
 		case err == nil:
-			return fmt.Errorf("version %s of catalog %q is already published with other content (%s); publish a new version: %w", p.Version, p.Name, existing, ErrConflict)
+			return Errorf(ErrConflict, "version %s of catalog %q is already published with other content (%s); publish a new version", p.Version, p.Name, existing)
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
@@ -210,7 +210,7 @@ func (s *Store) GetCatalog(ctx context.Context, name string) (CatalogSummary, er
 		return CatalogSummary{}, err
 	}
 	if len(cs) == 0 {
-		return CatalogSummary{}, fmt.Errorf("catalog %q: %w", name, ErrNotFound)
+		return CatalogSummary{}, Errorf(ErrNotFound, "no catalog %q", name)
 	}
 	return cs[0], nil
 }
@@ -265,7 +265,7 @@ func (s *Store) ListCatalogVersions(ctx context.Context, name string) ([]Catalog
 		return nil, fmt.Errorf("list versions of catalog %q: %w", name, err)
 	}
 	if len(versions) == 0 {
-		return nil, fmt.Errorf("catalog %q: %w", name, ErrNotFound)
+		return nil, Errorf(ErrNotFound, "no catalog %q", name)
 	}
 	return versions, nil
 }
@@ -293,9 +293,9 @@ func (s *Store) CatalogContent(ctx context.Context, name, version string) (Conte
 	err := row.Scan(&c.Version, &c.Bytes, &c.Digest)
 	if errors.Is(err, pgx.ErrNoRows) {
 		if version == "" {
-			return Content{}, fmt.Errorf("catalog %q: %w", name, ErrNotFound)
+			return Content{}, Errorf(ErrNotFound, "no catalog %q", name)
 		}
-		return Content{}, fmt.Errorf("catalog %q version %s: %w", name, version, ErrNotFound)
+		return Content{}, Errorf(ErrNotFound, "catalog %q has no version %s", name, version)
 	}
 	if err != nil {
 		return Content{}, fmt.Errorf("read catalog %q: %w", name, err)

@@ -146,10 +146,10 @@ func checkImmutable(ctx context.Context, tx pgx.Tx, prevID int64, doc *catalog.D
 		known[old.version] = true
 		now, ok := next[old.version]
 		if !ok {
-			return nil, fmt.Errorf("version %s was published and cannot be removed: %w", old.version, ErrConflict)
+			return nil, Errorf(ErrConflict, "version %s was published and cannot be removed", old.version)
 		}
 		if !sameJSON(old.spec.Version, now) {
-			return nil, fmt.Errorf("version %s is already published with other content; publish it as a new version: %w", old.version, ErrConflict)
+			return nil, Errorf(ErrConflict, "version %s is already published with other content; publish it as a new version", old.version)
 		}
 	}
 	added := []string{}
@@ -214,7 +214,7 @@ func (s *Store) DefinitionContent(ctx context.Context, group, kind string) (Cont
 		return Content{}, fmt.Errorf("read definition %s/%s: %w", group, kind, err)
 	}
 	if len(specs) == 0 {
-		return Content{}, fmt.Errorf("function %s/%s: %w", group, kind, ErrNotFound)
+		return Content{}, Errorf(ErrNotFound, "no function %s/%s", group, kind)
 	}
 	c.Bytes, err = derivedDefinition(group, kind, specs)
 	if err != nil {

@@ -280,7 +280,7 @@ func (s *Store) GetFunction(ctx context.Context, group, kind string) (FunctionDe
 	var d FunctionDetail
 	err := s.pool.QueryRow(ctx, sqlFunction, group, kind).Scan(&d.Group, &d.Kind, &d.Publisher, &d.Description, &d.Tags, &d.Runtimes, &d.Versions, &d.Catalogs)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return FunctionDetail{}, fmt.Errorf("function %s/%s: %w", group, kind, ErrNotFound)
+		return FunctionDetail{}, Errorf(ErrNotFound, "no function %s/%s", group, kind)
 	}
 	if err != nil {
 		return FunctionDetail{}, fmt.Errorf("get function %s/%s: %w", group, kind, err)
@@ -303,7 +303,7 @@ func (s *Store) GetFunctionVersion(ctx context.Context, group, kind, version str
 		return nil, fmt.Errorf("get function %s/%s version %s: %w", group, kind, version, err)
 	}
 	if len(fvs) == 0 {
-		return nil, fmt.Errorf("function %s/%s version %s: %w", group, kind, version, ErrNotFound)
+		return nil, Errorf(ErrNotFound, "function %s/%s has no version %s", group, kind, version)
 	}
 	return fvs, nil
 }
@@ -319,7 +319,6 @@ type Resolution struct {
 }
 
 // ErrNotResolved is returned when no searched source has the function; the error names them.
-var ErrNotResolved = fmt.Errorf("no function found: %w", ErrNotFound)
 
 // Resolve finds the runtime for apiVersion/kind. With catalogs, their latest versions are searched
 // in the order given and the first entry that matches wins, also inside one catalog. Without, the
@@ -328,7 +327,7 @@ func (s *Store) Resolve(ctx context.Context, apiVersion, kind string, catalogs [
 	res := Resolution{APIVersion: apiVersion, Kind: kind, Searched: catalogs}
 	group, version, ok := strings.Cut(apiVersion, "/")
 	if !ok || group == "" || version == "" || kind == "" {
-		return res, fmt.Errorf("resolve %s %s: apiVersion must be group/version and kind must be given: %w", apiVersion, kind, ErrNotFound)
+		return res, Errorf(ErrNotFound, "apiVersion %q must be group/version, and kind must be given", apiVersion)
 	}
 	fvs, err := s.functionVersions(ctx, group, kind, version)
 	if err != nil {
@@ -351,5 +350,5 @@ func (s *Store) Resolve(ctx context.Context, apiVersion, kind string, catalogs [
 			}
 		}
 	}
-	return res, fmt.Errorf("resolve %s %s: searched %s: %w", apiVersion, kind, strings.Join(res.Searched, ", "), ErrNotResolved)
+	return res, Errorf(ErrNotFound, "no function serves apiVersion %s kind %s; searched %s", apiVersion, kind, strings.Join(res.Searched, ", "))
 }

@@ -80,7 +80,7 @@ func claimFunctions(ctx context.Context, tx pgx.Tx, pubID int64, publisher strin
 	}
 	if len(foreign) > 0 {
 		sort.Strings(foreign)
-		return nil, fmt.Errorf("functions registered by another publisher: %s: %w", strings.Join(foreign, ", "), ErrForbidden)
+		return nil, Errorf(ErrForbidden, "functions registered by another publisher: %s", strings.Join(foreign, ", "))
 	}
 	return ids, nil
 }

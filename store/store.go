@@ -21,6 +21,22 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 )
 
+// domainError is a domain error with its own message: errors.Is matches its kind, and the message
+// reads as a sentence, without the kind's name appended.
+type domainError struct {
+	kind error
+	msg  string
+}
+
+func (e *domainError) Error() string        { return e.msg }
+func (e *domainError) Is(target error) bool { return target == e.kind }
+
+// Errorf makes an error of one of the domain kinds (ErrNotFound, ErrConflict, ...) whose message is
+// the formatted text alone.
+func Errorf(kind error, format string, args ...any) error {
+	return &domainError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
 // NotifyChannel is the PostgreSQL channel on which every publish announces the catalog or function
 // it changed ("catalog:NAME" or "function:GROUP/KIND"), so replicas can drop what they cached.
 const NotifyChannel = "krm_catalog_changes"
@@ -95,7 +111,7 @@ func publisherID(ctx context.Context, q pgx.Tx, name string) (int64, error) {
 	var id int64
 	err := q.QueryRow(ctx, sqlPublisherID, name).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("publisher %q: %w", name, ErrNotFound)
+		return 0, Errorf(ErrNotFound, "no publisher %q", name)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("find publisher %q: %w", name, err)

@@ -96,7 +96,7 @@ func (s *Store) RevokeToken(ctx context.Context, publisher string, id int64) err
 		var hint string
 		if err := tx.QueryRow(ctx, sqlRevokeToken, publisher, id).Scan(&hint); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("no active token %d of publisher %q: %w", id, publisher, ErrNotFound)
+				return Errorf(ErrNotFound, "no active token %d of publisher %q", id, publisher)
 			}
 			return err
 		}
@@ -123,12 +123,12 @@ SELECT name FROM t`
 // Authenticate returns the publisher a token acts for, or ErrUnauthorized.
 func (s *Store) Authenticate(ctx context.Context, token string) (string, error) {
 	if !strings.HasPrefix(token, TokenPrefix) {
-		return "", fmt.Errorf("authenticate: %w", ErrUnauthorized)
+		return "", Errorf(ErrUnauthorized, "invalid or revoked token")
 	}
 	var publisher string
 	err := s.pool.QueryRow(ctx, sqlAuthenticate, hashToken(token)).Scan(&publisher)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("authenticate: %w", ErrUnauthorized)
+		return "", Errorf(ErrUnauthorized, "invalid or revoked token")
 	}
 	if err != nil {
 		return "", fmt.Errorf("authenticate: %w", err)

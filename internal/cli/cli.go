@@ -73,5 +73,6 @@ moves them through OCI registries, and resolves and runs the functions they name
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
 	root.AddCommand(newVersionCmd(), newValidateCmd())
+	root.AddCommand(newServeCmd(streams), newMigrateCmd(streams), newTokenCmd(streams), newPublishCmd())
 	return root
 }

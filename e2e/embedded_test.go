@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/krm-catalog/krm-catalog/internal/cli"
+)
+
+// syncBuffer is a bytes.Buffer safe to write from the command's goroutines and read from the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut syncBuffer
+	code := cli.Main(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+// startServe runs `krm-catalog serve` in-process on the embedded default and returns its URL and a
+// stop function that delivers what SIGTERM would (context cancellation) and waits for the exit code.
+func startServe(t *testing.T, dataDir string) (string, func() int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncBuffer
+	exited := make(chan int, 1)
+	go func() {
+		exited <- cli.Main(ctx, []string{"serve", "--addr", addr, "--data-dir", dataDir}, cli.IO{In: strings.NewReader(""), Out: &logs, Err: &logs})
+	}()
+	url := "http://" + addr
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		select {
+		case code := <-exited:
+			t.Fatalf("serve exited with %d:\n%s", code, logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve did not become ready:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stopped := false
+	stop := func() int {
+		if stopped {
+			return 0
+		}
+		stopped = true
+		cancel()
+		select {
+		case code := <-exited:
+			return code
+		case <-time.After(60 * time.Second):
+			t.Fatalf("serve did not stop:\n%s", logs.String())
+			return -1
+		}
+	}
+	t.Cleanup(func() { stop() })
+	return url, stop
+}
+
+func requirePostgres(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("/usr/lib/postgresql/15/bin/initdb"); err == nil {
+		return
+	}
+	if _, err := exec.LookPath("pg_ctl"); err == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("PostgreSQL server binaries are missing (Debian: apt-get install postgresql)")
+	}
+	t.Skip("PostgreSQL server binaries are missing: install them (Debian: apt-get install postgresql) to run this test")
+}
+
+func TestEmbeddedDefaultKeepsDataAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	requirePostgres(t)
+	dataDir := traversableTempDir(t)
+	url, stop := startServe(t, dataDir)
+
+	// token create works while serve runs on the same data dir, and prints the token alone last
+	code, out, errOut := runCLI(t, "token", "create", "--publisher", "example.com", "--data-dir", dataDir)
+	if code != 0 {
+		t.Fatalf("token create: %d %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	tok := lines[len(lines)-1]
+	if !strings.HasPrefix(tok, "krmc_") || strings.Contains(tok, " ") {
+		t.Fatalf("last line %q is not a token", tok)
+	}
+	if code, out, errOut := runCLI(t, "publish", "--server", url, "--token", tok, "--version", "1.0.0", "../examples/catalog.yaml"); code != 0 {
+		t.Fatalf("publish: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "publish", "--server", url, "--token", "krmc_wrong", "--version", "2.0.0", "../examples/catalog.yaml"); code != 1 || !strings.Contains(errOut, "HTTP 401") {
+		t.Errorf("publish with a wrong token: exit %d, %s", code, errOut)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exited with %d after the stop signal", code)
+	}
+
+	url, _ = startServe(t, dataDir)
+	r := do(t, http.MethodGet, url+"/catalogs/example-functions/catalog.yaml", "", nil)
+	if r.status != http.StatusOK || !bytes.Equal(r.body, exampleCatalog(t)) {
+		t.Fatalf("after a restart: %d, the published bytes kept: %v", r.status, bytes.Equal(r.body, exampleCatalog(t)))
+	}
+	if code, out, _ := runCLI(t, "migrate", "version", "--data-dir", dataDir); code != 0 || !strings.Contains(out, "schema version 1 of 1") {
+		t.Errorf("migrate version: %d %q", code, out)
+	}
+}
+
+// traversableTempDir is a temporary directory that the postgres user can reach when the tests run
+// as root (the cluster then runs as postgres).
+func traversableTempDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/server"
+	"github.com/krm-catalog/krm-catalog/store"
+)
+
+func newServeCmd(streams IO) *cobra.Command {
+	var (
+		db        databaseFlags
+		addr      string
+		maxBody   int64
+		cacheSize int64
+		logFormat string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the catalog API, catalog.yaml endpoints and website",
+		Long: `Serve runs the krm-catalog service. With neither --database-url nor DATABASE_URL it
+starts a private PostgreSQL cluster in --data-dir from the machine's PostgreSQL
+binaries (created on first start, reused after), applies migrations, and serves.
+SIGINT or SIGTERM stops accepting requests, lets in-flight ones finish, and stops
+the cluster.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger, err := newLogger(streams, logFormat)
+			if err != nil {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			return serve(cmd.Context(), logger, db, addr, maxBody, cacheSize)
+		},
+	}
+	db.register(cmd)
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body accepted, in bytes")
+	cmd.Flags().Int64Var(&cacheSize, "cache-size", 64<<20, "bytes of catalog.yaml and definition.yaml responses kept in memory")
+	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	return cmd
+}
+
+func newLogger(streams IO, format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(streams.Err, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(streams.Err, nil)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+}
+
+func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, maxBody, cacheSize int64) error {
+	// Listen first: a taken port should fail before a database is started for nothing.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: fmt.Errorf("listen on %s: %w", addr, err)}
+	}
+	defer ln.Close()
+	db, err := dbFlags.open(ctx, logger)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	defer func() {
+		if err := db.Close(context.WithoutCancel(ctx)); err != nil {
+			logger.Error("stop database", slog.Any("error", err))
+		}
+	}()
+	st, err := store.Open(ctx, db.URL)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	defer st.Close()
+	validator, err := catalog.NewValidator()
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), server.NewPoolCollector(st.Pool()))
+	cache := server.NewContentCache(cacheSize)
+	srv, err := server.New(server.Config{Store: st, Validator: validator, Logger: logger, Registry: reg, MaxBodyBytes: maxBody, Cache: cache})
+	if err != nil {
+		return err
+	}
+	listenCtx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
+	listenDone := make(chan struct{})
+	go func() {
+		defer close(listenDone)
+		cache.Listen(listenCtx, st.Pool(), logger)
+	}()
+	defer func() {
+		stopListening()
+		<-listenDone
+	}()
+
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	logger.Info("serving", slog.String("url", "http://"+ln.Addr().String()), slog.String("database", db.Description))
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing in-flight requests")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}

@@ -1,0 +1,91 @@
+// Package embedded opens the service's database: the one a URL names, or, with none, the embedded
+// default, a private PostgreSQL cluster in a data directory, created on first use and kept after.
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/krm-catalog/krm-catalog/internal/pgcluster"
+)
+
+// DatabaseName is the database krm-catalog uses in its embedded cluster.
+const DatabaseName = "krm_catalog"
+
+// Database is an open database location and how to let go of it.
+type Database struct {
+	URL string
+	// Description says where the data lives, for logs.
+	Description string
+	cluster     *pgcluster.Cluster
+}
+
+// Close stops the embedded cluster if this process started it; otherwise it does nothing.
+func (d *Database) Close(ctx context.Context) error {
+	if d.cluster == nil {
+		return nil
+	}
+	return d.cluster.Stop(ctx)
+}
+
+// DefaultDataDir is $XDG_DATA_HOME/krm-catalog, else ~/.local/share/krm-catalog. For root it is
+// /var/lib/krm-catalog instead: PostgreSQL will not run as root, so the cluster runs as the postgres
+// user, who cannot enter root's home directory.
+func DefaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "krm-catalog")
+	}
+	if os.Geteuid() == 0 {
+		return "/var/lib/krm-catalog"
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "krm-catalog")
+	}
+	return filepath.Join(os.TempDir(), "krm-catalog")
+}
+
+// Open returns the database at url, or with url empty, starts (or joins, when another krm-catalog
+// process runs it) the embedded cluster in dataDir and makes sure its database exists.
+func Open(ctx context.Context, url, dataDir string, logger *slog.Logger) (*Database, error) {
+	if url != "" {
+		return &Database{URL: url, Description: "the database at --database-url"}, nil
+	}
+	if dataDir == "" {
+		dataDir = DefaultDataDir()
+	}
+	pgDir := filepath.Join(dataDir, "postgres")
+	cluster, err := pgcluster.Start(ctx, pgcluster.Options{DataDir: pgDir, Logger: logger})
+	if err != nil {
+		if errors.Is(err, pgcluster.ErrNoBinaries) {
+			return nil, pgcluster.ErrNoBinaries
+		}
+		return nil, fmt.Errorf("open embedded database: %w", err)
+	}
+	db := &Database{URL: cluster.URL(DatabaseName), Description: "the embedded PostgreSQL cluster in " + pgDir, cluster: cluster}
+	if err := createDatabase(ctx, cluster.URL("postgres")); err != nil {
+		_ = db.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("open embedded database: %w", err)
+	}
+	return db, nil
+}
+
+func createDatabase(ctx context.Context, adminURL string) error {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+DatabaseName)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // duplicate_database: kept from an earlier start
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,266 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/store"
+)
+
+// versionPattern bounds catalog version names: they appear in URLs and OCI tags.
+var versionPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// readBody reads a request body up to the limit; above it, the error maps to 413.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, err
+		}
+		return nil, &badRequest{message: "reading the request body failed: " + err.Error()}
+	}
+	return body, nil
+}
+
+// decodeOne validates a posted document and returns it, or a 422 with every finding.
+func (s *Server) decodeOne(name string, body []byte, kinds ...string) (*catalog.Document, catalog.Findings, error) {
+	docs, findings := s.validator.Validate(name, body, catalog.Options{})
+	if findings.HasErrors() {
+		return nil, nil, &invalidDocument{message: fmt.Sprintf("the document is not valid: %s", catalog.Summarize(1, findings)), findings: findings}
+	}
+	if len(docs) != 1 {
+		return nil, nil, &invalidDocument{message: fmt.Sprintf("expected exactly one document, found %d", len(docs))}
+	}
+	for _, k := range kinds {
+		if docs[0].Kind == k {
+			return docs[0], findings, nil
+		}
+	}
+	return nil, nil, &invalidDocument{
+		message:  fmt.Sprintf("expected a %s, found a %s", strings.Join(kinds, " or "), docs[0].Kind),
+		findings: catalog.Findings{{Severity: catalog.SeverityError, Pointer: "/kind", Message: "kind must be " + strings.Join(kinds, " or ")}},
+	}
+}
+
+// publishResponse is the body of a successful publish.
+type publishResponse struct {
+	Created  bool                      `json:"created"`
+	Warnings []errorDetail             `json:"warnings,omitempty"`
+	Catalog  *store.CatalogVersion     `json:"catalog,omitempty"`
+	Def      *store.DefinitionRevision `json:"definition,omitempty"`
+}
+
+func (s *Server) publishCatalog(w http.ResponseWriter, r *http.Request) error {
+	name, version := chi.URLParam(r, "name"), chi.URLParam(r, "version")
+	if !versionPattern.MatchString(version) {
+		return &badRequest{message: fmt.Sprintf("version %q must be 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", version)}
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	doc, warnings, err := s.decodeOne("catalog.yaml", body, catalog.KindCatalog, catalog.KindCatalogShort)
+	if err != nil {
+		return err
+	}
+	cat, err := catalog.DecodeCatalog(doc)
+	if err != nil {
+		return err
+	}
+	if cat.Name != name {
+		line, col := doc.Position("/metadata/name")
+		return &invalidDocument{
+			message:  fmt.Sprintf("the URL names catalog %q but metadata.name is %q", name, cat.Name),
+			findings: catalog.Findings{{Severity: catalog.SeverityError, Pointer: "/metadata/name", Line: line, Column: col, Message: "must equal the catalog name in the URL, " + strconv.Quote(name)}},
+		}
+	}
+	publisher := publisherOf(r.Context())
+	var foreign []string
+	for _, f := range cat.Functions {
+		if f.Publisher != publisher {
+			foreign = append(foreign, fmt.Sprintf("%s (publisher %q)", f.ID(), f.Publisher))
+		}
+	}
+	if len(foreign) > 0 {
+		return store.Errorf(store.ErrForbidden, "the token acts for publisher %q, but the catalog lists functions of others: %s", publisher, strings.Join(foreign, ", "))
+	}
+	cv, created, err := s.store.PublishCatalog(r.Context(), store.PublishCatalogParams{
+		Name: name, Version: version, Publisher: publisher, Content: body, Document: doc, Catalog: cat,
+	})
+	if err != nil {
+		return err
+	}
+	writePublished(w, "/catalogs/"+name+"/"+version+"/catalog.yaml", publishResponse{Created: created, Catalog: &cv, Warnings: warningsOf(warnings)})
+	return nil
+}
+
+// writePublished answers a publish: 201 with the new document's location, or 200 for a no-op.
+func writePublished(w http.ResponseWriter, location string, res publishResponse) {
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+		w.Header().Set("Location", location)
+	}
+	writeJSON(w, status, res)
+}
+
+func (s *Server) publishDefinition(w http.ResponseWriter, r *http.Request) error {
+	group, kind := chi.URLParam(r, "group"), chi.URLParam(r, "kind")
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	doc, warnings, err := s.decodeOne("definition.yaml", body, catalog.KindDefinition)
+	if err != nil {
+		return err
+	}
+	def, err := catalog.DecodeDefinition(doc)
+	if err != nil {
+		return err
+	}
+	if def.Function.Group != group || def.Function.Kind != kind {
+		return &invalidDocument{message: fmt.Sprintf("the URL names %s/%s but the document defines %s", group, kind, def.Function.ID())}
+	}
+	publisher := publisherOf(r.Context())
+	if def.Function.Publisher != publisher {
+		return store.Errorf(store.ErrForbidden, "the token acts for publisher %q, but the definition's publisher is %q", publisher, def.Function.Publisher)
+	}
+	rev, created, err := s.store.PublishDefinition(r.Context(), store.PublishDefinitionParams{Publisher: publisher, Content: body, Document: doc, Definition: def})
+	if err != nil {
+		return err
+	}
+	writePublished(w, "/functions/"+group+"/"+kind+"/definition.yaml", publishResponse{Created: created, Def: &rev, Warnings: warningsOf(warnings)})
+	return nil
+}
+
+func warningsOf(fs catalog.Findings) []errorDetail {
+	if len(fs) == 0 {
+		return nil
+	}
+	return details(fs)
+}
+
+// readJSON writes a GET response of the JSON API; clients revalidate rather than trust a copy.
+func readJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Cache-Control", "no-cache")
+	writeJSON(w, http.StatusOK, v)
+	return nil
+}
+
+func (s *Server) listCatalogs(w http.ResponseWriter, r *http.Request) error {
+	cs, err := s.store.ListCatalogs(r.Context())
+	if err != nil {
+		return err
+	}
+	if cs == nil {
+		cs = []store.CatalogSummary{}
+	}
+	return readJSON(w, map[string]any{"catalogs": cs})
+}
+
+func (s *Server) getCatalog(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.store.GetCatalog(r.Context(), chi.URLParam(r, "name"))
+	if err != nil {
+		return err
+	}
+	return readJSON(w, c)
+}
+
+func (s *Server) listCatalogVersions(w http.ResponseWriter, r *http.Request) error {
+	vs, err := s.store.ListCatalogVersions(r.Context(), chi.URLParam(r, "name"))
+	if err != nil {
+		return err
+	}
+	return readJSON(w, map[string]any{"versions": vs})
+}
+
+func (s *Server) searchFunctions(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit := 0
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > store.MaxSearchLimit {
+			return &badRequest{message: fmt.Sprintf("limit must be a number from 1 to %d", store.MaxSearchLimit)}
+		}
+		limit = n
+	}
+	runtime := q.Get("runtime")
+	switch runtime {
+	case "", "container", "exec", "starlark":
+	default:
+		return &badRequest{message: "runtime must be container, exec or starlark"}
+	}
+	res, err := s.store.SearchFunctions(r.Context(), store.SearchQuery{
+		Text: q.Get("q"), Tags: q["tag"], Publisher: q.Get("publisher"), Runtime: runtime, Limit: limit, PageToken: q.Get("page_token"),
+	})
+	if err != nil {
+		return err
+	}
+	return readJSON(w, res)
+}
+
+func (s *Server) getFunction(w http.ResponseWriter, r *http.Request) error {
+	f, err := s.store.GetFunction(r.Context(), chi.URLParam(r, "group"), chi.URLParam(r, "kind"))
+	if err != nil {
+		return err
+	}
+	return readJSON(w, f)
+}
+
+func (s *Server) getFunctionVersion(w http.ResponseWriter, r *http.Request) error {
+	fvs, err := s.store.GetFunctionVersion(r.Context(), chi.URLParam(r, "group"), chi.URLParam(r, "kind"), chi.URLParam(r, "version"))
+	if err != nil {
+		return err
+	}
+	return readJSON(w, map[string]any{"entries": fvs})
+}
+
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	apiVersion, kind := q.Get("apiVersion"), q.Get("kind")
+	if apiVersion == "" || kind == "" {
+		return &badRequest{message: "apiVersion and kind are required, e.g. ?apiVersion=fn.example.com/v1&kind=SetNamespace"}
+	}
+	res, err := s.store.Resolve(r.Context(), apiVersion, kind, q["catalog"])
+	if err != nil {
+		return err
+	}
+	return readJSON(w, res)
+}
+
+// validateResponse is the body of POST /api/v1/validate.
+type validateResponse struct {
+	Valid    bool             `json:"valid"`
+	Findings catalog.Findings `json:"findings"`
+	Summary  catalog.Summary  `json:"summary"`
+}
+
+func (s *Server) validate(w http.ResponseWriter, r *http.Request) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	name := r.URL.Query().Get("filename")
+	if name == "" {
+		name = "document"
+	}
+	_, findings := s.validator.Validate(name, body, catalog.Options{})
+	if strict, _ := strconv.ParseBool(r.URL.Query().Get("strict")); strict {
+		findings = findings.Strict()
+	}
+	if findings == nil {
+		findings = catalog.Findings{}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, validateResponse{Valid: !findings.HasErrors(), Findings: findings, Summary: catalog.Summarize(1, findings)})
+	return nil
+}

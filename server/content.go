@@ -1,0 +1,194 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/store"
+)
+
+// Cache lifetimes of the curl endpoints: a pinned version never changes; "latest" may at any publish.
+const (
+	cacheImmutable = "public, max-age=31536000, immutable"
+	cacheLatest    = "public, max-age=60"
+)
+
+// representation is one encoding of a document, with the headers that identify it.
+type representation struct {
+	body          []byte
+	etag          string // strong: the sha256 of the body
+	contentDigest string // RFC 9530 Content-Digest
+}
+
+func newRepresentation(body []byte) representation {
+	sum := sha256.Sum256(body)
+	return representation{
+		body:          body,
+		etag:          fmt.Sprintf(`"sha256:%x"`, sum),
+		contentDigest: "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":",
+	}
+}
+
+// preparedContent is a stored document ready to serve: its bytes as published, and a JSON rendering
+// made on first request.
+type preparedContent struct {
+	name, version string
+	derived       bool
+	yaml          representation
+
+	jsonOnce sync.Once
+	json     representation
+	jsonErr  error
+}
+
+func prepare(c store.Content) *preparedContent {
+	return &preparedContent{name: c.Name, version: c.Version, derived: c.Derived, yaml: newRepresentation(c.Bytes)}
+}
+
+func (p *preparedContent) size() int64 { return int64(2*len(p.yaml.body) + 256) }
+
+func (p *preparedContent) jsonRepresentation() (representation, error) {
+	p.jsonOnce.Do(func() {
+		docs, fs := catalog.Decode(p.name, p.yaml.body)
+		if fs.HasErrors() || len(docs) != 1 {
+			p.jsonErr = fmt.Errorf("render %s as JSON: the stored document does not decode", p.name)
+			return
+		}
+		body, err := json.Marshal(docs[0].Value)
+		if err != nil {
+			p.jsonErr = fmt.Errorf("render %s as JSON: %w", p.name, err)
+			return
+		}
+		p.json = newRepresentation(append(body, '\n'))
+	})
+	return p.json, p.jsonErr
+}
+
+func (s *Server) latestCatalogYAML(w http.ResponseWriter, r *http.Request) error {
+	name := chi.URLParam(r, "name")
+	c, err := s.content(r, "latest:"+name, "catalog:"+name, func() (store.Content, error) {
+		return s.store.CatalogContent(r.Context(), name, "")
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Location", "/catalogs/"+name+"/"+c.version+"/catalog.yaml")
+	w.Header().Set("X-Catalog-Version", c.version)
+	return serveContent(w, r, c, cacheLatest)
+}
+
+func (s *Server) pinnedCatalogYAML(w http.ResponseWriter, r *http.Request) error {
+	name, version := chi.URLParam(r, "name"), chi.URLParam(r, "version")
+	c, err := s.content(r, "pinned:"+name+"@"+version, "", func() (store.Content, error) {
+		return s.store.CatalogContent(r.Context(), name, version)
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("X-Catalog-Version", c.version)
+	return serveContent(w, r, c, cacheImmutable)
+}
+
+func (s *Server) definitionYAML(w http.ResponseWriter, r *http.Request) error {
+	group, kind := chi.URLParam(r, "group"), chi.URLParam(r, "kind")
+	id := group + "/" + kind
+	c, err := s.content(r, "definition:"+id, "function:"+id, func() (store.Content, error) {
+		return s.store.DefinitionContent(r.Context(), group, kind)
+	})
+	if err != nil {
+		return err
+	}
+	if c.derived {
+		w.Header().Set("X-Definition-Derived", "generated from the catalogs that list this function")
+	}
+	return serveContent(w, r, c, cacheLatest)
+}
+
+// content returns prepared content from the cache, or reads it from the store and caches it.
+func (s *Server) content(r *http.Request, key, subject string, read func() (store.Content, error)) (*preparedContent, error) {
+	if s.cache == nil {
+		c, err := read()
+		if err != nil {
+			return nil, err
+		}
+		return prepare(c), nil
+	}
+	if c := s.cache.get(key); c != nil {
+		return c, nil
+	}
+	t := s.cache.ticket(subject)
+	c, err := read()
+	if err != nil {
+		return nil, err
+	}
+	p := prepare(c)
+	s.cache.put(key, t, p)
+	return p, nil
+}
+
+// serveContent writes a document in the representation the client accepts, answering
+// If-None-Match with 304.
+func serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, cacheControl string) error {
+	rep, contentType := c.yaml, "application/yaml"
+	if wantsJSON(r.Header.Get("Accept")) {
+		var err error
+		if rep, err = c.jsonRepresentation(); err != nil {
+			return err
+		}
+		contentType = "application/json"
+	}
+	h := w.Header()
+	h.Set("ETag", rep.etag)
+	h.Set("Cache-Control", cacheControl)
+	h.Set("Vary", "Accept")
+	if etagMatches(r.Header.Get("If-None-Match"), rep.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Digest", rep.contentDigest)
+	h.Set("Content-Length", strconv.Itoa(len(rep.body)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(rep.body) // a failed write means the client left
+	return nil
+}
+
+// wantsJSON reports whether an Accept header asks for JSON rather than YAML.
+func wantsJSON(accept string) bool {
+	if accept == "" {
+		return false
+	}
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		switch strings.ToLower(strings.TrimSpace(mt)) {
+		case "application/json":
+			return true
+		case "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "*/*":
+			return false
+		}
+	}
+	return false
+}
+
+// etagMatches implements If-None-Match's weak comparison (RFC 9110 §13.1.2).
+func etagMatches(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, candidate := range strings.Split(header, ",") {
+		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
+		if candidate == "*" || candidate == etag {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "krm_catalog_http_requests_total",
+			Help: "HTTP requests by route pattern, method and status code.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "krm_catalog_http_request_duration_seconds",
+			Help:    "HTTP request latency by route pattern and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route", "method"}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.latency} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// observe records one request. Routes are labelled by pattern, not path, so the label set stays bounded.
+func (m *httpMetrics) observe(r *http.Request, status int, took time.Duration) {
+	route := "unmatched"
+	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+		route = rc.RoutePattern()
+	}
+	m.requests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route, r.Method).Observe(took.Seconds())
+}
+
+// PoolCollector exports the statistics of a pgx pool.
+type PoolCollector struct {
+	pool                                  *pgxpool.Pool
+	acquired, idle, total, max            *prometheus.Desc
+	acquires, emptyAcquires, acquireWaits *prometheus.Desc
+}
+
+// NewPoolCollector describes the pool statistics as metrics.
+func NewPoolCollector(pool *pgxpool.Pool) *PoolCollector {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("krm_catalog_db_pool_"+name, help, nil, nil)
+	}
+	return &PoolCollector{
+		pool:          pool,
+		acquired:      d("acquired_connections", "Connections in use."),
+		idle:          d("idle_connections", "Idle connections."),
+		total:         d("total_connections", "Open connections."),
+		max:           d("max_connections", "The pool's size limit."),
+		acquires:      d("acquires_total", "Connections handed out."),
+		emptyAcquires: d("empty_acquires_total", "Acquires that had to wait for a connection."),
+		acquireWaits:  d("acquire_wait_seconds_total", "Time spent waiting for a connection."),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *PoolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.acquired, c.idle, c.total, c.max, c.acquires, c.emptyAcquires, c.acquireWaits} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *PoolCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.pool.Stat()
+	ch <- prometheus.MustNewConstMetric(c.acquired, prometheus.GaugeValue, float64(st.AcquiredConns()))
+	ch <- prometheus.MustNewConstMetric(c.idle, prometheus.GaugeValue, float64(st.IdleConns()))
+	ch <- prometheus.MustNewConstMetric(c.total, prometheus.GaugeValue, float64(st.TotalConns()))
+	ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(st.MaxConns()))
+	ch <- prometheus.MustNewConstMetric(c.acquires, prometheus.CounterValue, float64(st.AcquireCount()))
+	ch <- prometheus.MustNewConstMetric(c.emptyAcquires, prometheus.CounterValue, float64(st.EmptyAcquireCount()))
+	ch <- prometheus.MustNewConstMetric(c.acquireWaits, prometheus.CounterValue, st.AcquireDuration().Seconds())
+}

@@ -1,0 +1,178 @@
+// Package server is the krm-catalog HTTP service: the JSON API under /api/v1, the curl-able
+// catalog.yaml and definition.yaml endpoints, health, readiness and metrics.
+package server
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/store"
+)
+
+// Store is what the service needs of the database.
+type Store interface {
+	Ping(ctx context.Context) error
+	Authenticate(ctx context.Context, token string) (string, error)
+	PublishCatalog(ctx context.Context, p store.PublishCatalogParams) (store.CatalogVersion, bool, error)
+	PublishDefinition(ctx context.Context, p store.PublishDefinitionParams) (store.DefinitionRevision, bool, error)
+	ListCatalogs(ctx context.Context) ([]store.CatalogSummary, error)
+	GetCatalog(ctx context.Context, name string) (store.CatalogSummary, error)
+	ListCatalogVersions(ctx context.Context, name string) ([]store.CatalogVersion, error)
+	CatalogContent(ctx context.Context, name, version string) (store.Content, error)
+	DefinitionContent(ctx context.Context, group, kind string) (store.Content, error)
+	SearchFunctions(ctx context.Context, q store.SearchQuery) (store.SearchResult, error)
+	GetFunction(ctx context.Context, group, kind string) (store.FunctionDetail, error)
+	GetFunctionVersion(ctx context.Context, group, kind, version string) ([]store.FunctionVersion, error)
+	Resolve(ctx context.Context, apiVersion, kind string, catalogs []string) (store.Resolution, error)
+}
+
+// DefaultMaxBodyBytes is the default limit on a request body.
+const DefaultMaxBodyBytes = 4 << 20
+
+// Config configures a Server.
+type Config struct {
+	Store     Store
+	Validator *catalog.Validator
+	Logger    *slog.Logger
+	// Registry receives the service's metrics; /metrics serves it.
+	Registry *prometheus.Registry
+	// MaxBodyBytes limits request bodies; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Cache serves catalog.yaml and definition.yaml without querying the store for content it
+	// holds. Nil disables caching.
+	Cache *ContentCache
+	// Mount adds routes of other packages (the website) to the router.
+	Mount func(r chi.Router)
+}
+
+// Server serves the API. Build one with New.
+type Server struct {
+	store     Store
+	validator *catalog.Validator
+	logger    *slog.Logger
+	maxBody   int64
+	cache     *ContentCache
+	metrics   *httpMetrics
+	router    chi.Router
+}
+
+//go:embed openapi.yaml
+var openAPI []byte
+
+// New builds the service.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Validator == nil {
+		return nil, fmt.Errorf("new server: a store and a validator are required")
+	}
+	s := &Server{store: cfg.Store, validator: cfg.Validator, logger: cfg.Logger, maxBody: cfg.MaxBodyBytes, cache: cfg.Cache}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m, err := newHTTPMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	s.metrics = m
+	if s.cache != nil {
+		if err := s.cache.register(reg); err != nil {
+			return nil, fmt.Errorf("new server: %w", err)
+		}
+	}
+
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID, s.observe, middleware.Recoverer, middleware.GetHead)
+	r.Get("/healthz", s.healthz)
+	r.Get("/readyz", s.handle(s.readyz))
+	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+
+	r.Get("/catalogs/{name}/catalog.yaml", s.handle(s.latestCatalogYAML))
+	r.Get("/catalogs/{name}/{version}/catalog.yaml", s.handle(s.pinnedCatalogYAML))
+	r.Get("/functions/{group}/{kind}/definition.yaml", s.handle(s.definitionYAML))
+
+	r.Route("/api/v1", func(r chi.Router) {
+		r.Get("/openapi.yaml", s.openAPI)
+		r.With(s.authenticate).Put("/catalogs/{name}/versions/{version}", s.handle(s.publishCatalog))
+		r.With(s.authenticate).Put("/definitions/{group}/{kind}", s.handle(s.publishDefinition))
+		r.Get("/catalogs", s.handle(s.listCatalogs))
+		r.Get("/catalogs/{name}", s.handle(s.getCatalog))
+		r.Get("/catalogs/{name}/versions", s.handle(s.listCatalogVersions))
+		r.Get("/functions", s.handle(s.searchFunctions))
+		r.Get("/functions/{group}/{kind}", s.handle(s.getFunction))
+		r.Get("/functions/{group}/{kind}/versions/{version}", s.handle(s.getFunctionVersion))
+		r.Get("/resolve", s.handle(s.resolve))
+		r.Post("/validate", s.handle(s.validate))
+		r.NotFound(s.handle(func(http.ResponseWriter, *http.Request) error {
+			return store.Errorf(store.ErrNotFound, "no such API endpoint")
+		}))
+	})
+	if cfg.Mount != nil {
+		cfg.Mount(r)
+	}
+	s.router = r
+	return s, nil
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		s.logger.WarnContext(ctx, "not ready", slog.Any("error", err))
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: errorBody{Message: "the database is not reachable"}})
+		return nil
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
+}
+
+func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_, _ = w.Write(openAPI)
+}
+
+// observe writes one structured log line per request and records its metrics.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		start := time.Now()
+		next.ServeHTTP(ww, r)
+		took := time.Since(start)
+		s.metrics.observe(r, ww.Status(), took)
+		s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.Int("status", ww.Status()),
+			slog.Int("bytes", ww.BytesWritten()),
+			slog.Duration("duration", took),
+			slog.String("remote", r.RemoteAddr),
+			slog.String("request_id", middleware.GetReqID(r.Context())),
+		)
+	})
+}
