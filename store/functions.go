@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -64,37 +65,42 @@ const MaxSearchLimit = 100
 // ErrBadPageToken is returned for a page token this store did not issue for the same query.
 var ErrBadPageToken = errors.New("invalid page token")
 
-// The filter is written once and shared: $1 tsquery text (” for none), $2 tags, $3 publisher,
-// $4 runtime; $5..$7 switch each facet's own filter off when counting that facet.
-const searchFilter = `
-    cardinality(f.versions) > 0
-    AND ($1 = '' OR f.search @@ to_tsquery('english', $1))
-    AND ($5 OR cardinality($2::text[]) = 0 OR f.tags @> $2::text[])
-    AND ($6 OR $3 = '' OR f.publisher = $3)
-    AND ($7 OR $4 = '' OR f.runtimes @> ARRAY[$4::text])`
+// facet names a dimension of the search that is both a filter and a facet.
+type facet int
 
 const (
-	sqlSearch = `
-SELECT f.fn_group, f.kind, f.publisher, f.description, f.tags, f.runtimes, f.versions, f.catalogs,
-       CASE WHEN $1 = '' THEN 0 ELSE ts_rank(f.search, to_tsquery('english', $1)) END AS rank,
-       count(*) OVER () AS total
-FROM functions f
-WHERE` + searchFilter + `
-ORDER BY rank DESC, f.fn_group, f.kind
-LIMIT $8 OFFSET $9`
-	sqlFacets = `
-SELECT 'publisher', f.publisher, count(*) FROM functions f
-WHERE` + searchFilter + `
-GROUP BY f.publisher`
-	sqlTagFacet = `
-SELECT 'tag', t, count(*) FROM functions f, unnest(f.tags) AS t
-WHERE` + searchFilter + `
-GROUP BY t`
-	sqlRuntimeFacet = `
-SELECT 'runtime', r, count(*) FROM functions f, unnest(f.runtimes) AS r
-WHERE` + searchFilter + `
-GROUP BY r`
+	noFacet facet = iota
+	tagFacet
+	publisherFacet
+	runtimeFacet
 )
+
+// where builds the WHERE clause of a search, leaving out the filter of the facet being counted. The
+// SQL text differs with the filters present, so each shape gets a plan of its own: a generic plan
+// for "$1 = ” OR search @@ ..." would not use the GIN index.
+func (q SearchQuery) where(tsq string, skip facet) (string, []any) {
+	var (
+		conds = []string{"cardinality(f.versions) > 0"}
+		args  []any
+	)
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if tsq != "" {
+		conds = append(conds, "f.search @@ to_tsquery('english', "+arg(tsq)+")")
+	}
+	if len(q.Tags) > 0 && skip != tagFacet {
+		conds = append(conds, "f.tags @> "+arg(q.Tags)+"::text[]")
+	}
+	if q.Publisher != "" && skip != publisherFacet {
+		conds = append(conds, "f.publisher = "+arg(q.Publisher))
+	}
+	if q.Runtime != "" && skip != runtimeFacet {
+		conds = append(conds, "f.runtimes @> ARRAY["+arg(q.Runtime)+"::text]")
+	}
+	return strings.Join(conds, " AND "), args
+}
 
 // pageToken is the opaque continuation of a search: an offset bound to the query it pages.
 type pageToken struct {
@@ -123,18 +129,25 @@ func (s *Store) SearchFunctions(ctx context.Context, q SearchQuery) (SearchResul
 		offset = pt.Offset
 	}
 	tsq := prefixQuery(q.Text)
-	tags := q.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	args := func(skipTag, skipPublisher, skipRuntime bool) []any {
-		return []any{tsq, tags, q.Publisher, q.Runtime, skipTag, skipPublisher, skipRuntime}
-	}
 	batch := &pgx.Batch{}
-	batch.Queue(sqlSearch, append(args(false, false, false), limit, offset)...)
-	batch.Queue(sqlFacets, args(false, true, false)...)
-	batch.Queue(sqlTagFacet, args(true, false, false)...)
-	batch.Queue(sqlRuntimeFacet, args(false, false, true)...)
+	where, args := q.where(tsq, noFacet)
+	rank := "0::real"
+	if tsq != "" {
+		rank = "ts_rank(f.search, to_tsquery('english', $1))"
+	}
+	n := len(args)
+	batch.Queue(`
+SELECT f.fn_group, f.kind, f.publisher, f.description, f.tags, f.runtimes, f.versions, f.catalogs,
+       `+rank+` AS rank, count(*) OVER () AS total
+FROM functions f WHERE `+where+`
+ORDER BY rank DESC, f.fn_group, f.kind
+LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, limit, offset)...)
+	where, args = q.where(tsq, publisherFacet)
+	batch.Queue(`SELECT f.publisher, count(*) FROM functions f WHERE `+where+` GROUP BY f.publisher`, args...)
+	where, args = q.where(tsq, tagFacet)
+	batch.Queue(`SELECT t, count(*) FROM functions f, unnest(f.tags) AS t WHERE `+where+` GROUP BY t`, args...)
+	where, args = q.where(tsq, runtimeFacet)
+	batch.Queue(`SELECT r, count(*) FROM functions f, unnest(f.runtimes) AS r WHERE `+where+` GROUP BY r`, args...)
 	br := s.pool.SendBatch(ctx, batch)
 	defer br.Close()
 
@@ -165,9 +178,8 @@ func (s *Store) SearchFunctions(ctx context.Context, q SearchQuery) (SearchResul
 			return SearchResult{}, fmt.Errorf("search facets: %w", err)
 		}
 		for rows.Next() {
-			var name string
 			var fc FacetCount
-			if err := rows.Scan(&name, &fc.Value, &fc.Count); err != nil {
+			if err := rows.Scan(&fc.Value, &fc.Count); err != nil {
 				rows.Close()
 				return SearchResult{}, fmt.Errorf("search facets: %w", err)
 			}

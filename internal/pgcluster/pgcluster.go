@@ -58,6 +58,10 @@ type Options struct {
 	// full_page_writes off; initdb --no-sync): a crash of the machine can
 	// corrupt the cluster. For tests only.
 	Ephemeral bool
+	// SocketOnly turns TCP off: the server listens only on its unix socket, in a directory only
+	// the cluster's user can enter. With trust authentication, a TCP port on 127.0.0.1 would let
+	// any local user in as superuser; the socket does not.
+	SocketOnly bool
 	// Logger receives progress messages. Default: discard.
 	Logger *slog.Logger
 }
@@ -73,6 +77,7 @@ type Cluster struct {
 	tempSocket bool // socketDir was made by Start and is removed by Stop
 	run        *runner
 	logger     *slog.Logger
+	unlock     func() // releases the ownership lock
 
 	mu      sync.Mutex
 	stopped bool
@@ -81,20 +86,24 @@ type Cluster struct {
 // Start starts a cluster in opts.DataDir, initializing the directory first
 // if it holds no cluster yet, and waits until it accepts connections.
 //
-// If a server is already running on opts.DataDir (its postmaster.pid names a
-// live postgres process, for example while another process of this program
-// serves from the same directory), Start does not start a second one: it
-// returns a Cluster that connects to the running server, using the port and
-// socket directory recorded in postmaster.pid, but does not own it. Its
-// Owned method reports false and its Stop does nothing; opts.Port,
-// opts.SocketDir and opts.Ephemeral are then ignored. Concurrent Starts on
-// the same data directory are serialized with a file lock, so exactly one
-// of them starts the server.
+// The Cluster that starts the server owns it, and holds a lock on
+// opts.DataDir until Stop. If another process owns a server on
+// opts.DataDir (for example while another process of this program serves
+// from the same directory), Start does not start a second one: it waits
+// until that server is ready and returns a Cluster that connects to it,
+// using the port and socket directory recorded in its postmaster.pid, but
+// does not own it: its Owned method reports false, its Stop does nothing,
+// and opts.Port, opts.SocketDir, opts.BinDir and opts.Ephemeral are
+// ignored. The same happens for a second Start in the same process.
 //
-// A stale postmaster.pid left by a crashed server does not prevent start.
-// When the effective user is root, the server runs as the "postgres" system
-// user (PostgreSQL refuses to run as root), which then must be able to
-// reach opts.DataDir.
+// If the owner died without stopping its server, Start adopts the server
+// (Owned reports true and Stop stops it) rather than start another. A stale
+// postmaster.pid left by a crashed server does not prevent start.
+//
+// When the effective user is root, the programs run as the "postgres"
+// system user (PostgreSQL refuses to run as root), which then must be able
+// to reach opts.DataDir; Start creates opts.DataDir and the socket
+// directory with mode 0700 and hands them to that user.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	c, err := start(ctx, opts)
 	if err != nil {
@@ -135,14 +144,24 @@ func start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := run.mkdir(dataDir); err != nil {
 		return nil, err
 	}
-	unlock, err := lockDir(ctx, dataDir)
+	unlock, attached, err := lockOrAttach(ctx, dataDir, logger)
+	if err != nil || attached != nil {
+		return attached, err
+	}
+	// We are the owner now: no other process owns a server on dataDir.
+	c := &Cluster{dataDir: dataDir, host: "127.0.0.1", owned: true, run: run, logger: logger, unlock: unlock}
+	if opts.SocketOnly {
+		c.host = ""
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			unlock()
+		}
+	}()
+	orphan, err := runningServer(ctx, dataDir, logger)
 	if err != nil {
 		return nil, err
-	}
-	defer unlock()
-
-	if c, err := attach(ctx, dataDir, logger); c != nil || err != nil {
-		return c, err
 	}
 
 	major, err := dataVersion(dataDir)
@@ -155,6 +174,15 @@ func start(ctx context.Context, opts Options) (*Cluster, error) {
 		}
 	}
 	run.binDir = bins.dir
+
+	if orphan != nil {
+		// Its owner died: adopt it, so that Stop stops it.
+		c.socketDir, c.host, c.port = orphan.socketDir, orphan.host(), orphan.port
+		logger.Info("postgres: adopted running server of a dead owner", "pid", orphan.pid, "port", c.port)
+		ok = true
+		return c, nil
+	}
+
 	if major == "" {
 		// Hand a directory made by someone else (empty, or initdb
 		// refuses it) to the server's user.
@@ -173,7 +201,6 @@ func start(ctx context.Context, opts Options) (*Cluster, error) {
 		logger.Info("postgres: initialized data directory", "version", bins.major, "duration", time.Since(t0).Round(time.Millisecond))
 	}
 
-	c := &Cluster{dataDir: dataDir, host: "127.0.0.1", owned: true, run: run, logger: logger}
 	if err := c.prepareSocketDir(ctx, opts.SocketDir); err != nil {
 		return nil, err
 	}
@@ -187,12 +214,42 @@ func start(ctx context.Context, opts Options) (*Cluster, error) {
 		return nil, err
 	}
 	logger.Info("postgres: started", "version", bins.major, "port", c.port, "socketdir", c.socketDir, "duration", time.Since(t0).Round(time.Millisecond))
+	ok = true
 	return c, nil
 }
 
-// attach returns a Cluster for the server running on dataDir, or nil if
-// none is running. It waits while a server is starting or stopping.
-func attach(ctx context.Context, dataDir string, logger *slog.Logger) (*Cluster, error) {
+// lockOrAttach takes the ownership lock on dataDir, which an owning Cluster
+// holds until Stop (and the kernel releases if its process dies). If another
+// process holds it, lockOrAttach waits until that process's server is ready
+// and returns a Cluster attached to it.
+func lockOrAttach(ctx context.Context, dataDir string, logger *slog.Logger) (unlock func(), attached *Cluster, err error) {
+	pidPath := filepath.Join(dataDir, "postmaster.pid")
+	for logged := false; ; logged = true {
+		unlock, err := tryLockDir(dataDir)
+		if err != nil || unlock != nil {
+			return unlock, nil, err
+		}
+		pf, err := readPidFile(pidPath)
+		if err == nil && pf.port != 0 && pf.ready() && processState(pf.pid) == processPostgres {
+			logger.Info("postgres: attached to server owned by another process", "pid", pf.pid, "port", pf.port)
+			return nil, &Cluster{dataDir: dataDir, socketDir: pf.socketDir, host: pf.host(), port: pf.port, logger: logger}, nil
+		}
+		if !logged {
+			logger.Info("postgres: waiting for the process owning the data directory to start or stop its server")
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("another process owns the data directory, but its server is not ready: %w", context.Cause(ctx))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// runningServer returns the postmaster.pid of the server running on
+// dataDir, or nil if none is running. It waits while a server is starting
+// or stopping, and removes a postmaster.pid whose pid now belongs to an
+// unrelated process.
+func runningServer(ctx context.Context, dataDir string, logger *slog.Logger) (*pidFile, error) {
 	pidPath := filepath.Join(dataDir, "postmaster.pid")
 	for {
 		pf, err := readPidFile(pidPath)
@@ -204,6 +261,7 @@ func attach(ctx context.Context, dataDir string, logger *slog.Logger) (*Cluster,
 		}
 		switch processState(pf.pid) {
 		case processGone:
+			// postgres removes it when starting.
 			logger.Info("postgres: ignoring stale postmaster.pid", "pid", pf.pid)
 			return nil, nil
 		case processOther:
@@ -215,13 +273,11 @@ func attach(ctx context.Context, dataDir string, logger *slog.Logger) (*Cluster,
 			}
 			return nil, nil
 		}
-		if pf.status == "ready" || pf.status == "standby" {
+		if pf.ready() {
 			if pf.port == 0 {
 				return nil, fmt.Errorf("postgres (pid %d) is running but %s names no port", pf.pid, pidPath)
 			}
-			c := &Cluster{dataDir: dataDir, socketDir: pf.socketDir, host: pf.host(), port: pf.port, logger: logger}
-			logger.Info("postgres: attached to running server", "pid", pf.pid, "port", pf.port)
-			return c, nil
+			return &pf, nil
 		}
 		// Starting, stopping, or postmaster.pid being written.
 		select {
@@ -311,7 +367,7 @@ func (c *Cluster) startServer(ctx context.Context, opts Options) error {
 		}
 		serverOpts := []string{
 			"-p", strconv.Itoa(c.port),
-			"-c", "listen_addresses=127.0.0.1",
+			"-c", "listen_addresses=" + c.host,
 			"-c", "unix_socket_directories=" + quoteListItem(c.socketDir),
 		}
 		if opts.Ephemeral {
@@ -343,9 +399,9 @@ func (c *Cluster) kill(ctx context.Context) {
 	}
 }
 
-// Stop stops the server with pg_ctl stop -m fast and waits until it has
-// exited. It does nothing if the Cluster does not own the server (see
-// Start) or was already stopped.
+// Stop stops the server with pg_ctl stop -m fast, waits until it has
+// exited, and gives up ownership of the data directory. It does nothing if
+// the Cluster does not own the server (see Start) or was already stopped.
 func (c *Cluster) Stop(ctx context.Context) error {
 	if !c.owned {
 		return nil
@@ -361,6 +417,7 @@ func (c *Cluster) Stop(ctx context.Context) error {
 		}
 	}
 	c.stopped = true
+	c.unlock()
 	c.removeTempSocket()
 	c.logger.Info("postgres: stopped")
 	return nil

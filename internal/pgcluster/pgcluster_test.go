@@ -1,3 +1,5 @@
+//go:build unix
+
 package pgcluster
 
 import (
@@ -6,12 +8,14 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -155,6 +159,46 @@ func TestAttachToRunningServer(t *testing.T) {
 	queryString(t, c.URL("postgres"), "SELECT 'still running'")
 }
 
+// TestAdoptOrphanedServer starts a server from a child process that exits
+// without stopping it, as a crashing owner would.
+func TestAdoptOrphanedServer(t *testing.T) {
+	t.Parallel()
+	requirePostgres(t)
+	dir := filepath.Join(tempDir(t), "data")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHelperStartAndExit$")
+	cmd.Env = append(os.Environ(), "PGCLUSTER_HELPER_DATADIR="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	pf, err := readPidFile(filepath.Join(dir, "postmaster.pid"))
+	if err != nil || processState(pf.pid) != processPostgres {
+		t.Fatalf("no orphaned server: %+v, %v", pf, err)
+	}
+
+	c := startT(t, Options{DataDir: dir})
+	if !c.Owned() || c.Port() != pf.port {
+		t.Fatalf("Owned() = %v, port %d; want adopted server on port %d", c.Owned(), c.Port(), pf.port)
+	}
+	queryString(t, c.URL("postgres"), "SELECT 'ok'")
+	if err := c.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "postmaster.pid")); !errors.Is(err, fs.ErrNotExist) || processState(pf.pid) != processGone {
+		t.Errorf("adopted server still running after Stop: %v", err)
+	}
+}
+
+func TestHelperStartAndExit(t *testing.T) {
+	dir := os.Getenv("PGCLUSTER_HELPER_DATADIR")
+	if dir == "" {
+		t.Skip("helper process for TestAdoptOrphanedServer")
+	}
+	if _, err := Start(t.Context(), Options{DataDir: dir, Ephemeral: true}); err != nil {
+		t.Fatal(err)
+	}
+	os.Exit(0)
+}
+
 func TestConcurrentStart(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(tempDir(t), "data")
@@ -212,7 +256,17 @@ func TestStalePidFile(t *testing.T) {
 			}
 			// What a server killed by the OOM killer leaves behind.
 			pid := fmt.Sprintf("%d\n%s\n1700000000\n%d\n%s\n127.0.0.1\n  1234567  32768\nready   \n", tc.pid, dir, c.Port(), c.SocketDir())
-			if err := os.WriteFile(filepath.Join(dir, "postmaster.pid"), []byte(pid), 0o600); err != nil {
+			pidPath := filepath.Join(dir, "postmaster.pid")
+			if err := os.WriteFile(pidPath, []byte(pid), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// Owned by the server's user, as if the server had written it.
+			fi, err := os.Stat(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := fi.Sys().(*syscall.Stat_t)
+			if err := os.Chown(pidPath, int(st.Uid), int(st.Gid)); err != nil {
 				t.Fatal(err)
 			}
 			c = startT(t, Options{DataDir: dir, Ephemeral: true})
@@ -358,5 +412,21 @@ func TestURL(t *testing.T) {
 		if _, err := pgx.ParseConfig(tc.c.URL(tc.db)); err != nil {
 			t.Errorf("pgx cannot parse %s: %v", tc.c.URL(tc.db), err)
 		}
+	}
+}
+
+func TestSocketOnly(t *testing.T) {
+	t.Parallel()
+	c := startT(t, Options{DataDir: filepath.Join(tempDir(t), "data"), SocketOnly: true, Ephemeral: true})
+	dbURL := c.URL("postgres")
+	if !strings.Contains(dbURL, "host="+url.QueryEscape(c.SocketDir())) {
+		t.Errorf("URL %s does not name the socket directory", dbURL)
+	}
+	if got := queryString(t, dbURL, "SHOW listen_addresses"); got != "" {
+		t.Errorf("listen_addresses = %q, want none", got)
+	}
+	if conn, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(c.Port())), time.Second); err == nil {
+		conn.Close()
+		t.Errorf("port %d accepts TCP connections", c.Port())
 	}
 }

@@ -38,6 +38,9 @@ func readPidFile(path string) (pidFile, error) {
 	return pf, nil
 }
 
+// ready reports whether the server accepts connections.
+func (pf pidFile) ready() bool { return pf.status == "ready" || pf.status == "standby" }
+
 // host returns the TCP host to connect to, or "" for the unix socket.
 func (pf pidFile) host() string {
 	switch pf.listen {

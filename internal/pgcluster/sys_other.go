@@ -3,14 +3,13 @@
 package pgcluster
 
 import (
-	"context"
 	"errors"
 	"os/exec"
 )
 
 func setProcAttr(*exec.Cmd, *runner, bool) {}
 
-func lockDir(context.Context, string) (func(), error) {
+func tryLockDir(string) (func(), error) {
 	return nil, errors.ErrUnsupported
 }
 

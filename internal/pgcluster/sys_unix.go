@@ -3,15 +3,13 @@
 package pgcluster
 
 import (
-	"context"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
-	"time"
 )
 
 func setProcAttr(cmd *exec.Cmd, r *runner, detached bool) {
@@ -22,28 +20,27 @@ func setProcAttr(cmd *exec.Cmd, r *runner, detached bool) {
 	cmd.SysProcAttr = attr
 }
 
-// lockDir takes an exclusive lock on dir, waiting for ctx.
-func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
+// tryLockDir tries to take an exclusive lock on dir, returning a nil unlock
+// if another open file holds it.
+func tryLockDir(dir string) (unlock func(), err error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, err
 	}
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", dir, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", dir, context.Cause(ctx))
-		case <-time.After(50 * time.Millisecond):
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
 		}
 	}
+	if err == nil {
+		return func() { f.Close() }, nil
+	}
+	f.Close()
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, nil
+	}
+	return nil, fmt.Errorf("lock %s: %w", dir, err)
 }
 
 type procState int
@@ -61,11 +58,19 @@ func processState(pid int) procState {
 	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return processGone
 	}
-	comm, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	// /proc/PID/stat: "PID (COMM) STATE ...".
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return processPostgres // no procfs: trust the pid
 	}
-	switch strings.TrimSpace(string(comm)) {
+	open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+	if open < 0 || end < open || len(stat) < end+3 {
+		return processPostgres
+	}
+	if state := stat[end+2]; state == 'Z' || state == 'X' {
+		return processGone // exited, not yet reaped
+	}
+	switch string(stat[open+1 : end]) {
 	case "postgres", "postmaster":
 		return processPostgres
 	}
