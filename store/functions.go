@@ -65,41 +65,77 @@ const MaxSearchLimit = 100
 // ErrBadPageToken is returned for a page token this store did not issue for the same query.
 var ErrBadPageToken = errors.New("invalid page token")
 
-// facet names a dimension of the search that is both a filter and a facet.
-type facet int
+// searchSQL builds the two statements of a search: the page, and the facet counts. The SQL text
+// differs with the filters present, so each shape gets a plan of its own (a generic plan for
+// "$1 = ” OR search @@ ..." would not use the GIN index). Placeholders are numbered as used.
+type searchSQL struct {
+	args  []any
+	slots map[string]string
+}
 
-const (
-	noFacet facet = iota
-	tagFacet
-	publisherFacet
-	runtimeFacet
-)
-
-// where builds the WHERE clause of a search, leaving out the filter of the facet being counted. The
-// SQL text differs with the filters present, so each shape gets a plan of its own: a generic plan
-// for "$1 = ” OR search @@ ..." would not use the GIN index.
-func (q SearchQuery) where(tsq string, skip facet) (string, []any) {
-	var (
-		conds = []string{"cardinality(f.versions) > 0"}
-		args  []any
-	)
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
+func (b *searchSQL) arg(name string, v any) string {
+	if p, ok := b.slots[name]; ok {
+		return p
 	}
+	b.args = append(b.args, v)
+	p := "$" + strconv.Itoa(len(b.args))
+	b.slots[name] = p
+	return p
+}
+
+// conds returns the filter conditions on alias a, leaving out the filter of the facet skip.
+func (b *searchSQL) conds(q SearchQuery, a, skip string) []string {
+	var c []string
+	if len(q.Tags) > 0 && skip != "tag" {
+		c = append(c, a+".tags @> "+b.arg("tags", q.Tags)+"::text[]")
+	}
+	if q.Publisher != "" && skip != "publisher" {
+		c = append(c, a+".publisher = "+b.arg("publisher", q.Publisher))
+	}
+	if q.Runtime != "" && skip != "runtime" {
+		c = append(c, a+".runtimes @> ARRAY["+b.arg("runtime", q.Runtime)+"::text]")
+	}
+	return c
+}
+
+func where(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// pageStatement selects one page of ranked results.
+func pageStatement(q SearchQuery, tsq string, limit, offset int) (string, []any) {
+	b := &searchSQL{slots: map[string]string{}}
+	conds := []string{"cardinality(f.versions) > 0"}
+	rank := "0::real"
 	if tsq != "" {
-		conds = append(conds, "f.search @@ to_tsquery('english', "+arg(tsq)+")")
+		p := b.arg("q", tsq)
+		conds = append(conds, "f.search @@ to_tsquery('english', "+p+")")
+		rank = "ts_rank(f.search, to_tsquery('english', " + p + "))"
 	}
-	if len(q.Tags) > 0 && skip != tagFacet {
-		conds = append(conds, "f.tags @> "+arg(q.Tags)+"::text[]")
+	conds = append(conds, b.conds(q, "f", "")...)
+	sql := `SELECT f.fn_group, f.kind, f.publisher, f.description, f.tags, f.runtimes, f.versions, f.catalogs, ` + rank + ` AS rank
+FROM functions f` + where(conds) + `
+ORDER BY rank DESC, f.fn_group, f.kind
+LIMIT ` + b.arg("limit", limit) + ` OFFSET ` + b.arg("offset", offset)
+	return sql, b.args
+}
+
+// facetStatement counts the text matches by publisher, tag and runtime in one pass over them. Each
+// facet applies the other filters but not its own.
+func facetStatement(q SearchQuery, tsq string) (string, []any) {
+	b := &searchSQL{slots: map[string]string{}}
+	match := "cardinality(f.versions) > 0"
+	if tsq != "" {
+		match += " AND f.search @@ to_tsquery('english', " + b.arg("q", tsq) + ")"
 	}
-	if q.Publisher != "" && skip != publisherFacet {
-		conds = append(conds, "f.publisher = "+arg(q.Publisher))
-	}
-	if q.Runtime != "" && skip != runtimeFacet {
-		conds = append(conds, "f.runtimes @> ARRAY["+arg(q.Runtime)+"::text]")
-	}
-	return strings.Join(conds, " AND "), args
+	sql := `WITH m AS MATERIALIZED (SELECT f.publisher, f.tags, f.runtimes FROM functions f WHERE ` + match + `)
+SELECT 0, m.publisher, count(*) FROM m` + where(b.conds(q, "m", "publisher")) + ` GROUP BY m.publisher
+UNION ALL SELECT 1, t, count(*) FROM m, unnest(m.tags) AS t` + where(b.conds(q, "m", "tag")) + ` GROUP BY t
+UNION ALL SELECT 2, r, count(*) FROM m, unnest(m.runtimes) AS r` + where(b.conds(q, "m", "runtime")) + ` GROUP BY r`
+	return sql, b.args
 }
 
 // pageToken is the opaque continuation of a search: an offset bound to the query it pages.
@@ -130,24 +166,10 @@ func (s *Store) SearchFunctions(ctx context.Context, q SearchQuery) (SearchResul
 	}
 	tsq := prefixQuery(q.Text)
 	batch := &pgx.Batch{}
-	where, args := q.where(tsq, noFacet)
-	rank := "0::real"
-	if tsq != "" {
-		rank = "ts_rank(f.search, to_tsquery('english', $1))"
-	}
-	n := len(args)
-	batch.Queue(`
-SELECT f.fn_group, f.kind, f.publisher, f.description, f.tags, f.runtimes, f.versions, f.catalogs,
-       `+rank+` AS rank, count(*) OVER () AS total
-FROM functions f WHERE `+where+`
-ORDER BY rank DESC, f.fn_group, f.kind
-LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, limit, offset)...)
-	where, args = q.where(tsq, publisherFacet)
-	batch.Queue(`SELECT f.publisher, count(*) FROM functions f WHERE `+where+` GROUP BY f.publisher`, args...)
-	where, args = q.where(tsq, tagFacet)
-	batch.Queue(`SELECT t, count(*) FROM functions f, unnest(f.tags) AS t WHERE `+where+` GROUP BY t`, args...)
-	where, args = q.where(tsq, runtimeFacet)
-	batch.Queue(`SELECT r, count(*) FROM functions f, unnest(f.runtimes) AS r WHERE `+where+` GROUP BY r`, args...)
+	sql, args := pageStatement(q, tsq, limit, offset)
+	batch.Queue(sql, args...)
+	sql, args = facetStatement(q, tsq)
+	batch.Queue(sql, args...)
 	br := s.pool.SendBatch(ctx, batch)
 	defer br.Close()
 
@@ -156,40 +178,38 @@ LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2), append(args, limit, of
 	if err != nil {
 		return SearchResult{}, fmt.Errorf("search functions: %w", err)
 	}
+	res.Functions, err = pgx.CollectRows(rows, pgx.RowToStructByPos[FunctionSummary])
+	if err != nil {
+		return SearchResult{}, fmt.Errorf("search functions: %w", err)
+	}
+	if rows, err = br.Query(); err != nil {
+		return SearchResult{}, fmt.Errorf("search facets: %w", err)
+	}
+	facets := []*[]FacetCount{&res.Facets.Publisher, &res.Facets.Tag, &res.Facets.Runtime}
 	for rows.Next() {
-		var f FunctionSummary
-		if err := rows.Scan(&f.Group, &f.Kind, &f.Publisher, &f.Description, &f.Tags, &f.Runtimes, &f.Versions, &f.Catalogs, &f.Rank, &res.Total); err != nil {
+		var (
+			which int
+			fc    FacetCount
+		)
+		if err := rows.Scan(&which, &fc.Value, &fc.Count); err != nil {
 			rows.Close()
-			return SearchResult{}, fmt.Errorf("search functions: %w", err)
+			return SearchResult{}, fmt.Errorf("search facets: %w", err)
 		}
-		res.Functions = append(res.Functions, f)
+		*facets[which] = append(*facets[which], fc)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return SearchResult{}, fmt.Errorf("search functions: %w", err)
+		return SearchResult{}, fmt.Errorf("search facets: %w", err)
 	}
-	if len(res.Functions) == 0 && offset > 0 {
-		// count(*) OVER () has no row to ride on past the end
-		res.Total = -1
+	// The publisher facet applies every filter but its own, so the total is its count for the
+	// chosen publisher, or its sum.
+	for _, fc := range res.Facets.Publisher {
+		if q.Publisher == "" || fc.Value == q.Publisher {
+			res.Total += fc.Count
+		}
 	}
-	for _, facet := range []*[]FacetCount{&res.Facets.Publisher, &res.Facets.Tag, &res.Facets.Runtime} {
-		rows, err := br.Query()
-		if err != nil {
-			return SearchResult{}, fmt.Errorf("search facets: %w", err)
-		}
-		for rows.Next() {
-			var fc FacetCount
-			if err := rows.Scan(&fc.Value, &fc.Count); err != nil {
-				rows.Close()
-				return SearchResult{}, fmt.Errorf("search facets: %w", err)
-			}
-			*facet = append(*facet, fc)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return SearchResult{}, fmt.Errorf("search facets: %w", err)
-		}
-		sortFacet(*facet)
+	for _, f := range facets {
+		sortFacet(*f)
 	}
 	if next := offset + len(res.Functions); len(res.Functions) == limit && next < res.Total {
 		data, _ := json.Marshal(pageToken{Offset: next, Query: q.fingerprint()})
