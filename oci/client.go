@@ -1,0 +1,99 @@
+package oci
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/auth"
+	"oras.land/oras-go/v2/registry/remote/credentials"
+	"oras.land/oras-go/v2/registry/remote/retry"
+)
+
+// Options configure a Client.
+type Options struct {
+	// Credentials supplies registry credentials, usually the docker config
+	// (credentials.NewStoreFromDocker); nil means anonymous access.
+	Credentials credentials.Store
+	// PlainHTTP talks plain HTTP to every registry. Loopback registries (localhost, 127.0.0.1,
+	// ::1) always get plain HTTP.
+	PlainHTTP bool
+	// HTTPClient sends the requests; nil means oras-go's retrying client.
+	HTTPClient *http.Client
+	// Cache holds pulled content; nil means nothing is cached and every pull uses the network.
+	Cache *Cache
+	// Progress is told about blob transfers; nil means quiet.
+	Progress Progress
+	// UserAgent is sent with every request.
+	UserAgent string
+}
+
+// Client talks to OCI registries. It is safe for concurrent use.
+type Client struct {
+	opts      Options
+	authCache auth.Cache
+}
+
+// NewClient returns a client; it does not touch the network.
+func NewClient(opts Options) *Client {
+	return &Client{opts: opts, authCache: auth.NewCache()}
+}
+
+// Cache returns the client's cache, nil when it has none.
+func (c *Client) Cache() *Cache { return c.opts.Cache }
+
+func (c *Client) repository(ref Reference) *remote.Repository {
+	httpClient := c.opts.HTTPClient
+	if httpClient == nil {
+		httpClient = retry.DefaultClient
+	}
+	ac := &auth.Client{Client: httpClient, Cache: c.authCache}
+	if c.opts.UserAgent != "" {
+		ac.SetUserAgent(c.opts.UserAgent)
+	}
+	if c.opts.Credentials != nil {
+		ac.Credential = credentials.Credential(c.opts.Credentials)
+	}
+	repo := &remote.Repository{
+		Client:    ac,
+		PlainHTTP: c.opts.PlainHTTP || IsLoopback(ref.Registry),
+		// Artifacts are small in number; a page bound stops a hostile registry from paging forever.
+		ReferrerListMaxPages: 100,
+		TagListMaxPages:      100,
+	}
+	repo.Reference.Registry, repo.Reference.Repository = ref.Registry, ref.Repository
+	return repo
+}
+
+// Login checks cred against the registry host and, when it is accepted, stores it.
+func (c *Client) Login(ctx context.Context, host string, cred auth.Credential) error {
+	if c.opts.Credentials == nil {
+		return fmt.Errorf("login %s: no credentials store", host)
+	}
+	reg, err := remote.NewRegistry(host)
+	if err != nil {
+		return fmt.Errorf("login %s: %w", host, err)
+	}
+	reg.PlainHTTP = c.opts.PlainHTTP || IsLoopback(host)
+	httpClient := c.opts.HTTPClient
+	if httpClient == nil {
+		httpClient = retry.DefaultClient
+	}
+	reg.Client = &auth.Client{Client: httpClient}
+	if err := credentials.Login(ctx, c.opts.Credentials, reg, cred); err != nil {
+		return fmt.Errorf("login %s: %w", host, err)
+	}
+	return nil
+}
+
+// Logout forgets the stored credentials of a registry host.
+func (c *Client) Logout(ctx context.Context, host string) error {
+	if c.opts.Credentials == nil {
+		return fmt.Errorf("logout %s: no credentials store", host)
+	}
+	if err := credentials.Logout(ctx, c.opts.Credentials, host); err != nil {
+		return fmt.Errorf("logout %s: %w", host, err)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package oci_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/sign"
+)
+
+// fixedTime makes manifests reproducible across test runs.
+var fixedTime = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// newClient returns a client with its own cache in a temporary directory.
+func newClient(t *testing.T) *oci.Client {
+	t.Helper()
+	cache, err := oci.OpenCache(context.Background(), filepath.Join(t.TempDir(), "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return oci.NewClient(oci.Options{Cache: cache})
+}
+
+// countingTransport counts requests, to prove a pull used no network.
+type countingTransport struct{ n atomic.Int64 }
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// keyPair makes a cosign key pair and returns the signer and the trusted public key.
+func keyPair(t *testing.T, name string) (*sign.Signer, sign.PublicKey) {
+	t.Helper()
+	priv, pub, err := sign.GenerateKeyPair([]byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sign.LoadPrivateKey(priv, []byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sign.ParsePublicKey(name, pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, k
+}
+
+const catalogYAML = `apiVersion: config.kubernetes.io/v1alpha1
+kind: KRMFunctionCatalog
+metadata:
+  name: test-catalog
+spec:
+  krmFunctions: []
+`
+
+const definitionYAML = `apiVersion: config.kubernetes.io/v1alpha1
+kind: KRMFunctionDefinition
+spec:
+  group: fn.example.com
+  names:
+    kind: SetThing
+  description: Sets a thing.
+  publisher: example.com
+  versions:
+    - name: v1
+      runtime:
+        container:
+          image: registry.example.com/set-thing@sha256:0dccf88826d80f10f13332fbc81c34af84fad81718c2266c151efaabf7922120
+`

@@ -1,0 +1,303 @@
+package oci_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/internal/registrytest"
+)
+
+func platform(t *testing.T, s string) *ocispec.Platform {
+	t.Helper()
+	p, err := oci.ParsePlatform(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &p
+}
+
+func pushExec(t *testing.T, c *oci.Client, ref string, platforms ...string) oci.PushResult {
+	t.Helper()
+	var files []oci.File
+	for _, p := range platforms {
+		files = append(files, oci.File{Path: writeFile(t, "fn", "binary for "+p), Platform: platform(t, p)})
+	}
+	res, err := c.Push(context.Background(), ref, oci.PushOptions{Kind: oci.KindExec, Files: files, Created: fixedTime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestExecPlatforms(t *testing.T) {
+	t.Parallel()
+	current := runtime.GOOS + "/" + runtime.GOARCH
+	for _, reg := range registrytest.Both(t) {
+		t.Run(reg.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			ref := reg.Host + "/exec:v1"
+			pushExec(t, newClient(t), ref, "linux/arm64", "darwin/arm64", current, "linux/arm/v7")
+
+			var idx ocispec.Index
+			fetchJSON(t, ref, &idx)
+			if idx.MediaType != ocispec.MediaTypeImageIndex || idx.ArtifactType != oci.MediaTypeExec {
+				t.Errorf("index media type %s, artifactType %s", idx.MediaType, idx.ArtifactType)
+			}
+			var got []string
+			for _, m := range idx.Manifests {
+				if m.Platform == nil || m.ArtifactType != oci.MediaTypeExec {
+					t.Errorf("index entry %s: platform %v, artifactType %q", m.Digest, m.Platform, m.ArtifactType)
+					continue
+				}
+				got = append(got, oci.PlatformString(*m.Platform))
+			}
+			if len(got) != 4 {
+				t.Errorf("index platforms %v, want 4", got)
+			}
+
+			tests := []struct {
+				name     string
+				platform *ocispec.Platform
+				want     string
+				wantErr  error
+			}{
+				{"running platform by default", nil, "binary for " + current, nil},
+				{"override", platform(t, "darwin/arm64"), "binary for darwin/arm64", nil},
+				{"variant", platform(t, "linux/arm/v7"), "binary for linux/arm/v7", nil},
+				{"missing platform", platform(t, "plan9/386"), "", oci.ErrNoPlatform},
+			}
+			for _, tc := range tests {
+				dir := t.TempDir()
+				res, err := newClient(t).Pull(ctx, ref, oci.PullOptions{Dir: dir, Platform: tc.platform})
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("%s: err = %v, want %v", tc.name, err, tc.wantErr)
+				}
+				if tc.wantErr != nil {
+					if !strings.Contains(err.Error(), "linux/arm64") {
+						t.Errorf("%s: error %q does not list the platforms there are", tc.name, err)
+					}
+					continue
+				}
+				path := filepath.Join(dir, "fn")
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(b) != tc.want {
+					t.Errorf("%s: pulled %q, want %q", tc.name, b, tc.want)
+				}
+				if fi, _ := os.Stat(path); fi.Mode().Perm()&0o100 == 0 {
+					t.Errorf("%s: %s mode %v is not executable", tc.name, path, fi.Mode())
+				}
+				if res.Kind != oci.KindExec || res.Manifest.Digest == res.Root.Digest {
+					t.Errorf("%s: kind %s, manifest %s, root %s", tc.name, res.Kind, res.Manifest.Digest, res.Root.Digest)
+				}
+			}
+		})
+	}
+}
+
+// pushRaw pushes a manifest made by hand, for artifacts krm-catalog would not write itself.
+func pushRaw(t *testing.T, ref, artifactType string, layers map[string]string, layerType string) {
+	t.Helper()
+	ctx := context.Background()
+	repo, err := remote.NewRepository(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.PlainHTTP = true
+	var descs []ocispec.Descriptor
+	for title, data := range layers {
+		d := content.NewDescriptorFromBytes(layerType, []byte(data))
+		d.Annotations = map[string]string{ocispec.AnnotationTitle: title}
+		if err := repo.Push(ctx, d, strings.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+		descs = append(descs, d)
+	}
+	m, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, artifactType, oras.PackManifestOptions{Layers: descs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Tag(ctx, m, repo.Reference.Reference); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPullRefusesForeignArtifacts(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Distribution(t)
+	tests := []struct {
+		name, artifactType, layerType, title string
+		want                                 error
+		wantMsg                              string
+	}{
+		{"foreign artifactType", "application/vnd.example.sbom+json", "application/vnd.example.sbom+json", "sbom.json", oci.ErrUnsupportedMediaType, `"application/vnd.example.sbom+json"`},
+		{"image layer under our artifactType", oci.MediaTypeCatalog, "application/vnd.oci.image.layer.v1.tar", "catalog.yaml", oci.ErrUnsupportedMediaType, `"application/vnd.oci.image.layer.v1.tar"`},
+		{"title climbing out", oci.MediaTypeCatalog, oci.MediaTypeCatalog, "../escape.yaml", oci.ErrUnsafeTitle, `"../escape.yaml"`},
+		{"absolute title", oci.MediaTypeCatalog, oci.MediaTypeCatalog, "/tmp/escape.yaml", oci.ErrUnsafeTitle, `"/tmp/escape.yaml"`},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ref := reg.Host + "/foreign:t" + string(rune('a'+i))
+			pushRaw(t, ref, tc.artifactType, map[string]string{tc.title: "data"}, tc.layerType)
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "out")
+			_, err := newClient(t).Pull(context.Background(), ref, oci.PullOptions{Dir: dir})
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Fatalf("err = %v, want %v naming %s", err, tc.want, tc.wantMsg)
+			}
+			if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+				t.Errorf("a refused pull wrote %v", entries)
+			}
+		})
+	}
+}
+
+func TestPullReadsOrasStyleArtifacts(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Distribution(t)
+	// `oras push` without --artifact-type: artifactType application/vnd.unknown.artifact.v1, our
+	// layer media type.
+	ref := reg.Host + "/oras-style:v1"
+	pushRaw(t, ref, "application/vnd.unknown.artifact.v1", map[string]string{"catalog.yaml": catalogYAML}, oci.MediaTypeCatalog)
+	dir := t.TempDir()
+	res, err := newClient(t).Pull(context.Background(), ref, oci.PullOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kind != oci.KindCatalog {
+		t.Errorf("kind %s, want catalog", res.Kind)
+	}
+}
+
+func TestTamperedContentIsRefused(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Distribution(t)
+	ctx := context.Background()
+	pushed, err := newClient(t).Push(ctx, reg.Host+"/tamper:v1", oci.PushOptions{
+		Kind: oci.KindCatalog, Files: []oci.File{{Path: writeFile(t, "catalog.yaml", catalogYAML)}}, Created: fixedTime,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, part string
+		byDigest   bool
+	}{
+		{"blob", "/blobs/", false},
+		{"manifest by tag", "/manifests/", false},
+		{"manifest by digest", "/manifests/", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			proxy := registrytest.Tamper(t, reg, tc.part)
+			ref := proxy + "/tamper:v1"
+			if tc.byDigest {
+				ref = proxy + "/tamper@" + pushed.Descriptor.Digest.String()
+			}
+			c := newClient(t)
+			dir := t.TempDir()
+			_, err := c.Pull(ctx, ref, oci.PullOptions{Dir: dir})
+			t.Logf("refused: %v", err)
+			var dm *oci.DigestMismatchError
+			if !errors.Is(err, oci.ErrDigestMismatch) || !errors.As(err, &dm) {
+				t.Fatalf("err = %v, want a digest mismatch", err)
+			}
+			if dm.Expected == "" || dm.Received == "" || dm.Expected == dm.Received ||
+				!strings.Contains(err.Error(), dm.Expected.String()) || !strings.Contains(err.Error(), dm.Received.String()) {
+				t.Errorf("error %q should name the expected and the received digest", err)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("a tampered pull left %v", entries)
+			}
+			// Nothing unverified is cached: the tampered bytes' digest is not in the cache, and the
+			// same pull without the proxy still fetches (and gets) the right content.
+			blobs, _ := filepath.Glob(filepath.Join(c.Cache().Dir(), "blobs", "sha256", dm.Received.Encoded()))
+			if len(blobs) != 0 {
+				t.Errorf("the tampered content %s entered the cache", dm.Received)
+			}
+			if _, err := c.Pull(ctx, reg.Host+"/tamper@"+pushed.Descriptor.Digest.String(), oci.PullOptions{Dir: dir}); err != nil {
+				t.Errorf("pull from the honest registry after the tampered one: %v", err)
+			}
+		})
+	}
+}
+
+func TestCachedPullByDigestNeedsNoNetwork(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Distribution(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		push func(c *oci.Client, ref string) string
+		file string
+	}{
+		{"catalog", func(c *oci.Client, ref string) string {
+			res, err := c.Push(ctx, ref, oci.PushOptions{Kind: oci.KindCatalog, Files: []oci.File{{Path: writeFile(t, "catalog.yaml", catalogYAML)}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Descriptor.Digest.String()
+		}, "catalog.yaml"},
+		{"exec", func(c *oci.Client, ref string) string {
+			return pushExec(t, c, ref, runtime.GOOS+"/"+runtime.GOARCH, "plan9/386").Descriptor.Digest.String()
+		}, "fn"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			count := &countingTransport{}
+			cache, err := oci.OpenCache(ctx, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := oci.NewClient(oci.Options{Cache: cache, HTTPClient: &http.Client{Transport: count}})
+			d := tc.push(c, reg.Host+"/cached-"+tc.name+":v1")
+			ref := reg.Host + "/cached-" + tc.name + "@" + d
+			first, err := c.Pull(ctx, ref, oci.PullOptions{Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first.Cached {
+				t.Error("the first pull says it came from the cache")
+			}
+			before := count.n.Load()
+			dir := t.TempDir()
+			second, err := c.Pull(ctx, ref, oci.PullOptions{Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := count.n.Load() - before; n != 0 || !second.Cached {
+				t.Errorf("cached pull by digest made %d requests (Cached=%v), want none", n, second.Cached)
+			}
+			if diff := cmp.Diff(first.Files[0].Digest, second.Files[0].Digest); diff != "" {
+				t.Error(diff)
+			}
+			if _, err := os.Stat(filepath.Join(dir, tc.file)); err != nil {
+				t.Error(err)
+			}
+			// A pull by tag must ask the registry: tags move.
+			before = count.n.Load()
+			if _, err := c.Pull(ctx, reg.Host+"/cached-"+tc.name+":v1", oci.PullOptions{Dir: dir}); err != nil {
+				t.Fatal(err)
+			}
+			if count.n.Load() == before {
+				t.Error("a pull by tag was served without asking the registry")
+			}
+		})
+	}
+}

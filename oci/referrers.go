@@ -1,0 +1,158 @@
+package oci
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+
+	"github.com/krm-catalog/krm-catalog/oci/sign"
+)
+
+// AttachOptions tune Attach.
+type AttachOptions struct {
+	// Created is the org.opencontainers.image.created annotation; zero means now.
+	Created time.Time
+}
+
+// Attach stores a function definition as an OCI 1.1 referrer of the image imageRef names (spec
+// v2 proposal: the metadata travels with the image). imageRef must be pinned by digest: a tag
+// could move to an image the definition does not describe. On registries without the referrers
+// API, oras-go maintains the referrers tag (sha256-<hex>) instead.
+func (c *Client) Attach(ctx context.Context, imageRef string, def File, opts AttachOptions) (PushResult, error) {
+	res, err := c.attach(ctx, imageRef, def, opts)
+	if err != nil {
+		return PushResult{}, fmt.Errorf("attach to %s: %w", imageRef, err)
+	}
+	return res, nil
+}
+
+func (c *Client) attach(ctx context.Context, imageRef string, def File, opts AttachOptions) (PushResult, error) {
+	ref, err := ParseReference(imageRef)
+	if err != nil {
+		return PushResult{}, err
+	}
+	if ref.Digest == "" {
+		return PushResult{}, fmt.Errorf("%w: attach needs the image by digest (name@sha256:...), not a tag that can move", ErrInvalidReference)
+	}
+	if err := checkFiles(PushOptions{Kind: KindDefinition, Files: []File{def}}); err != nil {
+		return PushResult{}, err
+	}
+	sub, err := c.lookup(ctx, imageRef)
+	if err != nil {
+		return PushResult{}, err
+	}
+	repo, subject := sub.repo, sub.desc
+	layer, err := c.pushBlob(ctx, repo, def, MediaTypeDefinition)
+	if err != nil {
+		return PushResult{}, err
+	}
+	created := opts.Created
+	if created.IsZero() {
+		created = time.Now()
+	}
+	desc, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, MediaTypeDefinition, oras.PackManifestOptions{
+		Subject: &subject,
+		Layers:  []ocispec.Descriptor{layer},
+		ManifestAnnotations: map[string]string{
+			ocispec.AnnotationCreated: created.UTC().Format(time.RFC3339),
+			ocispec.AnnotationTitle:   def.title(),
+		},
+	})
+	if err != nil {
+		return PushResult{}, err
+	}
+	return PushResult{Reference: ref.WithDigest(desc.Digest), Descriptor: plain(desc), Kind: KindDefinition}, nil
+}
+
+// Discovery is what is attached to an artifact.
+type Discovery struct {
+	Subject     ocispec.Descriptor
+	Reference   Reference
+	Definitions []ocispec.Descriptor
+	Signatures  []Signature
+	// Others are referrers of other artifact types (SBOMs, attestations...).
+	Others []ocispec.Descriptor
+}
+
+// Discover lists the definitions and signatures attached to what ref names, checking signatures
+// with keys when given.
+func (c *Client) Discover(ctx context.Context, ref string, keys []sign.PublicKey) (Discovery, error) {
+	d, err := c.discover(ctx, ref, keys)
+	if err != nil {
+		return Discovery{}, fmt.Errorf("discover %s: %w", ref, err)
+	}
+	return d, nil
+}
+
+func (c *Client) discover(ctx context.Context, refStr string, keys []sign.PublicKey) (Discovery, error) {
+	sub, err := c.lookup(ctx, refStr)
+	if err != nil {
+		return Discovery{}, err
+	}
+	repo, subject := sub.repo, sub.desc
+	d := Discovery{Subject: subject, Reference: sub.ref}
+	err = repo.Referrers(ctx, subject, "", func(rs []ocispec.Descriptor) error {
+		for _, r := range rs {
+			switch r.ArtifactType {
+			case MediaTypeDefinition:
+				d.Definitions = append(d.Definitions, r)
+			case sign.BundleMediaType:
+				// listed with the signatures below
+			default:
+				d.Others = append(d.Others, r)
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(registryErr(err), ErrNotFound) {
+		return Discovery{}, fmt.Errorf("referrers: %w", err)
+	}
+	d.Signatures, err = c.signatures(ctx, repo, subject, keys)
+	if err != nil {
+		return Discovery{}, err
+	}
+	return d, nil
+}
+
+// Read returns the content of a one-file artifact (a catalog, definition or starlark script) of at
+// most limit bytes, verified and through the cache.
+func (c *Client) Read(ctx context.Context, refStr string, limit int64) (Artifact, []byte, error) {
+	ref, err := ParseReference(refStr)
+	if err != nil {
+		return Artifact{}, nil, err
+	}
+	repo := c.repository(ref)
+	a, err := c.resolve(ctx, repo, ref, nil)
+	if err != nil {
+		return Artifact{}, nil, fmt.Errorf("read %s: %w", refStr, err)
+	}
+	if len(a.Layers) != 1 || a.Kind == KindExec {
+		return Artifact{}, nil, fmt.Errorf("read %s: a %s artifact with %d files is not a single document", refStr, a.Kind, len(a.Layers))
+	}
+	b, err := c.readBlob(ctx, repo, a.Layers[0], limit)
+	if err != nil {
+		return Artifact{}, nil, fmt.Errorf("read %s: %w", refStr, err)
+	}
+	if c.opts.Cache != nil {
+		if err := c.opts.Cache.record(ctx, a.Root); err != nil {
+			return Artifact{}, nil, err
+		}
+	}
+	return a, b, nil
+}
+
+// BlobExists reports whether the registry holds a blob of the artifact, without downloading it.
+func (c *Client) BlobExists(ctx context.Context, a Artifact, layer ocispec.Descriptor) (bool, error) {
+	if c.opts.Cache != nil && c.opts.Cache.has(ctx, layer.Digest) {
+		return true, nil
+	}
+	ok, err := c.repository(a.Reference).Exists(ctx, layer)
+	if err != nil {
+		return false, registryErr(err)
+	}
+	return ok, nil
+}

@@ -1,0 +1,13 @@
+package sign
+
+import "errors"
+
+// Verification outcomes; package oci exports the same values.
+var (
+	// ErrUntrusted: the signature does not verify with any trusted key.
+	ErrUntrusted = errors.New("no signature by a trusted key")
+	// ErrOtherDigest: the signature verifies, but it signs another digest.
+	ErrOtherDigest = errors.New("signature is for another digest")
+	// ErrMalformed: the signature or its payload cannot be parsed.
+	ErrMalformed = errors.New("malformed signature")
+)

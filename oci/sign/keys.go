@@ -1,0 +1,144 @@
+package sign
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/sigstore/cosign/v2/pkg/cosign"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/signature/options"
+)
+
+// PasswordEnv is the environment variable cosign reads a key's password from.
+const PasswordEnv = "COSIGN_PASSWORD"
+
+// Signer signs with a cosign private key.
+type Signer struct {
+	sv  signature.SignerVerifier
+	pub PublicKey
+}
+
+// LoadPrivateKey decrypts a cosign key file ("ENCRYPTED SIGSTORE PRIVATE KEY" or the older
+// "ENCRYPTED COSIGN PRIVATE KEY" PEM) with its password, through cosign's own loader so every key
+// cosign writes is read the same way.
+func LoadPrivateKey(pemBytes, password []byte) (*Signer, error) {
+	sv, err := cosign.LoadPrivateKey(pemBytes, password, nil)
+	if err != nil {
+		return nil, fmt.Errorf("load cosign private key: %w", err)
+	}
+	pub, err := sv.PublicKey()
+	if err != nil {
+		return nil, fmt.Errorf("load cosign private key: %w", err)
+	}
+	pk, err := NewPublicKey("private key", pub)
+	if err != nil {
+		return nil, err
+	}
+	return &Signer{sv: sv, pub: pk}, nil
+}
+
+// LoadPrivateKeyFile reads and decrypts a cosign key file.
+func LoadPrivateKeyFile(path string, password []byte) (*Signer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load cosign private key: %w", err)
+	}
+	s, err := LoadPrivateKey(b, password)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	s.pub.Name = path
+	return s, nil
+}
+
+// Sign signs payload: a signature over its SHA-256 digest, as cosign makes.
+func (s *Signer) Sign(payload []byte) ([]byte, error) {
+	sig, err := s.sv.SignMessage(bytes.NewReader(payload))
+	if err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	return sig, nil
+}
+
+// Public is the signer's public key.
+func (s *Signer) Public() PublicKey { return s.pub }
+
+// GenerateKeyPair makes a cosign key pair, the private key encrypted with password, in the PEM
+// formats `cosign generate-key-pair` writes.
+func GenerateKeyPair(password []byte) (privatePEM, publicPEM []byte, err error) {
+	kb, err := cosign.GenerateKeyPair(func(bool) ([]byte, error) { return password, nil })
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate key pair: %w", err)
+	}
+	return kb.PrivateBytes, kb.PublicBytes, nil
+}
+
+// PublicKey is a public key the user trusts.
+type PublicKey struct {
+	// Name says where the key came from, for messages: usually its file.
+	Name     string
+	Key      crypto.PublicKey
+	verifier signature.Verifier
+}
+
+// NewPublicKey wraps a public key for verification the way cosign verifies with it (ED25519 keys
+// in cosign's pre-hashed mode).
+func NewPublicKey(name string, pub crypto.PublicKey) (PublicKey, error) {
+	v, err := signature.LoadDefaultVerifier(pub, options.WithED25519ph())
+	if err != nil {
+		return PublicKey{}, fmt.Errorf("public key %s: %w", name, err)
+	}
+	return PublicKey{Name: name, Key: pub, verifier: v}, nil
+}
+
+// ParsePublicKey reads a PEM public key, as in cosign.pub.
+func ParsePublicKey(name string, pemBytes []byte) (PublicKey, error) {
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey(pemBytes)
+	if err != nil {
+		return PublicKey{}, fmt.Errorf("public key %s: %w", name, err)
+	}
+	return NewPublicKey(name, pub)
+}
+
+// LoadPublicKeyFile reads a PEM public key file.
+func LoadPublicKeyFile(path string) (PublicKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return PublicKey{}, fmt.Errorf("public key: %w", err)
+	}
+	return ParsePublicKey(path, b)
+}
+
+// ID is the SHA-256 of the key's DER encoding, in hex: how keys are told apart in output.
+func (k PublicKey) ID() string {
+	der, err := x509.MarshalPKIXPublicKey(k.Key)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(der)
+	return hex.EncodeToString(sum[:])
+}
+
+// String names the key by where it came from and its ID.
+func (k PublicKey) String() string {
+	id := k.ID()
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return fmt.Sprintf("%s (%s)", k.Name, id)
+}
+
+// verify checks sig over payload.
+func (k PublicKey) verify(sig, payload []byte) error {
+	if k.verifier == nil {
+		return errors.New("public key not loaded")
+	}
+	return k.verifier.VerifySignature(bytes.NewReader(sig), bytes.NewReader(payload))
+}

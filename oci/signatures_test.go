@@ -1,0 +1,147 @@
+package oci_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry/remote"
+
+	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/internal/registrytest"
+	"github.com/krm-catalog/krm-catalog/oci/sign"
+)
+
+func pushCatalog(t *testing.T, c *oci.Client, ref, content string) digest.Digest {
+	t.Helper()
+	res, err := c.Push(context.Background(), ref, oci.PushOptions{Kind: oci.KindCatalog, Files: []oci.File{{Data: []byte(content), Title: "catalog.yaml"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Descriptor.Digest
+}
+
+func repoOf(t *testing.T, ref string) *remote.Repository {
+	t.Helper()
+	repo, err := remote.NewRepository(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.PlainHTTP = true
+	return repo
+}
+
+// moveSignature copies the legacy signature manifest of from to the signature tag of to, as an
+// attacker who can write the repository (but has no key) would.
+func moveSignature(t *testing.T, repoRef string, from, to digest.Digest) {
+	t.Helper()
+	ctx := context.Background()
+	repo := repoOf(t, repoRef)
+	desc, rc, err := repo.FetchReference(ctx, sign.LegacyTag(from))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(rc)
+	rc.Close()
+	if err := repo.PushReference(ctx, desc, bytes.NewReader(raw), sign.LegacyTag(to)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// corruptSignature rewrites the legacy signature manifest of d with one bit of each signature
+// flipped.
+func corruptSignature(t *testing.T, repoRef string, d digest.Digest) {
+	t.Helper()
+	ctx := context.Background()
+	repo := repoOf(t, repoRef)
+	_, rc, err := repo.FetchReference(ctx, sign.LegacyTag(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m ocispec.Manifest
+	if err := json.NewDecoder(rc).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	rc.Close()
+	for i := range m.Layers {
+		s := []byte(m.Layers[i].Annotations[sign.SignatureAnnotation])
+		s[10] ^= 0x02 // still base64, another signature
+		m.Layers[i].Annotations = map[string]string{sign.SignatureAnnotation: string(s)}
+	}
+	raw, _ := json.Marshal(m)
+	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, raw)
+	if err := repo.PushReference(ctx, desc, bytes.NewReader(raw), sign.LegacyTag(d)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLegacySignatures(t *testing.T) {
+	t.Parallel()
+	signer, trusted := keyPair(t, "trusted.pub")
+	_, stranger := keyPair(t, "stranger.pub")
+	for _, reg := range registrytest.Both(t) {
+		t.Run(reg.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			c := newClient(t)
+			repo := reg.Host + "/signed"
+			signed := pushCatalog(t, c, repo+":signed", catalogYAML)
+			pushCatalog(t, c, repo+":unsigned", catalogYAML+"# another\n")
+			moved := pushCatalog(t, c, repo+":moved", catalogYAML+"# a third\n")
+			corrupt := pushCatalog(t, c, repo+":corrupt", catalogYAML+"# a fourth\n")
+			for _, tag := range []string{"signed", "corrupt"} {
+				if _, err := c.Sign(ctx, repo+":"+tag, signer); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Signing twice keeps one signature: the payload and signature are the same layer.
+			if _, err := c.Sign(ctx, repo+":signed", signer); err != nil {
+				t.Fatal(err)
+			}
+			moveSignature(t, repo, signed, moved)
+			corruptSignature(t, repo, corrupt)
+
+			tests := []struct {
+				name   string
+				ref    string
+				keys   []sign.PublicKey
+				want   error
+				status oci.SignatureStatus
+			}{
+				{"signed, trusted key", repo + "@" + signed.String(), []sign.PublicKey{trusted}, nil, oci.StatusVerified},
+				{"signed, by tag", repo + ":signed", []sign.PublicKey{stranger, trusted}, nil, oci.StatusVerified},
+				{"wrong key", repo + ":signed", []sign.PublicKey{stranger}, oci.ErrUntrustedSignature, oci.StatusSigned},
+				{"missing signature", repo + ":unsigned", []sign.PublicKey{trusted}, oci.ErrNoSignature, oci.StatusUnsigned},
+				{"signature over another digest", repo + ":moved", []sign.PublicKey{trusted}, oci.ErrSignatureForOtherDigest, oci.StatusSigned},
+				{"corrupted signature", repo + ":corrupt", []sign.PublicKey{trusted}, oci.ErrUntrustedSignature, oci.StatusSigned},
+			}
+			for _, tc := range tests {
+				sig, err := c.VerifySignatures(ctx, tc.ref, tc.keys)
+				if !errors.Is(err, tc.want) {
+					t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
+				}
+				if tc.want == nil && (!sig.Verified || sig.Format != oci.FormatLegacy || !strings.Contains(sig.Key, "trusted.pub")) {
+					t.Errorf("%s: signature %+v", tc.name, sig)
+				}
+				if tc.want != nil {
+					t.Logf("%s: %v", tc.name, err)
+				}
+				status, err := c.SignatureStatus(ctx, tc.ref, tc.keys)
+				if err != nil || status != tc.status {
+					t.Errorf("%s: status %s (%v), want %s", tc.name, status, err, tc.status)
+				}
+			}
+			_, sigs, err := c.Signatures(ctx, repo+":signed", nil)
+			if err != nil || len(sigs) != 1 {
+				t.Errorf("signatures after signing twice: %d (%v), want 1", len(sigs), err)
+			}
+		})
+	}
+}
