@@ -305,10 +305,10 @@ type converter struct {
 	// outerAlias is the alias whose expansion is under way, where an exhausted budget is reported.
 	outerAlias    *yaml.Node
 	outerAliasPtr string
-	inProgress map[*yaml.Node]bool // anchors being expanded, to catch an alias inside its own anchor
-	duplicates Findings
-	err        Finding // the first fatal problem
-	lineShift  int     // lines before the document in its file, for messages that cite a line
+	inProgress    map[*yaml.Node]bool // anchors being expanded, to catch an alias inside its own anchor
+	duplicates    Findings
+	err           Finding // the first fatal problem
+	lineShift     int     // lines before the document in its file, for messages that cite a line
 }
 
 func (c *converter) fatal(n *yaml.Node, pointer, format string, args ...any) (any, bool) {

@@ -2,8 +2,6 @@ package catalog
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 	"strconv"
 	"strings"
 
@@ -120,10 +118,8 @@ func (c *checker) catalog(cat *Catalog) {
 	type gvk struct{ group, kind, version string }
 	firstVersion := map[gvk]string{}
 	firstFunction := map[string]string{}
-	for _, fs := range c.eachFunction(cat.Functions) {
-		c.out = append(c.out, fs...)
-	}
 	for _, f := range cat.Functions {
+		c.function(f)
 		if f.Group == "" || f.Kind == "" {
 			continue
 		}
@@ -146,43 +142,6 @@ func (c *checker) catalog(cat *Catalog) {
 		}
 	}
 }
-
-// eachFunction checks every function and returns the findings of each, in order. Large catalogs are
-// checked on all cores: compiling each version's openAPIV3Schema is most of the work, and the
-// functions are independent of each other.
-func (c *checker) eachFunction(fns []Function) []Findings {
-	out := make([]Findings, len(fns))
-	check := func(i int) {
-		sub := &checker{doc: c.doc}
-		sub.function(fns[i])
-		out[i] = sub.out
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(fns)/parallelThreshold)
-	if workers < 2 {
-		for i := range fns {
-			check(i)
-		}
-		return out
-	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				check(i)
-			}
-		})
-	}
-	for i := range fns {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return out
-}
-
-// parallelThreshold is how many functions each worker should have before checking goes parallel.
-const parallelThreshold = 16
 
 // function checks one function's metadata, wherever it stands (catalog entry or definition spec).
 func (c *checker) function(f Function) {
@@ -244,7 +203,7 @@ func (c *checker) version(f Function, v Version, at string) {
 }
 
 func (c *checker) openAPISchema(s map[string]any, at string) {
-	if _, viols := schemas.CompileOpenAPIV3(s); len(viols) > 0 {
+	if viols := schemas.CheckOpenAPIV3(s); len(viols) > 0 {
 		for _, viol := range viols {
 			c.add(SeverityError, at+viol.Pointer, "openAPIV3Schema does not compile: %s", viol.Message)
 		}

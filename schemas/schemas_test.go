@@ -1,6 +1,8 @@
 package schemas
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -102,4 +104,34 @@ func TestCompileOpenAPIV3(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzOpenAPIAgreement holds CheckOpenAPIV3, which validation uses, to CompileOpenAPIV3, which the
+// runner uses: a schema the check accepts must compile.
+func FuzzOpenAPIAgreement(f *testing.F) {
+	for _, seed := range []string{
+		`{"type":"object","properties":{"spec":{"type":"object","required":["a"],"properties":{"a":{"type":"string","pattern":"^a+$"}}}}}`,
+		`{"type":["string","null"],"enum":["a",null],"maxLength":3}`,
+		`{"definitions":{"x":{"type":"integer","minimum":1,"exclusiveMinimum":true}},"items":{"$ref":"#/definitions/x"}}`,
+		`{"anyOf":[{"type":"string"},{"type":"integer"}],"not":{"enum":[3]}}`,
+		`{"patternProperties":{"^x-":{"type":"string"}},"additionalProperties":false,"dependencies":{"a":["b"],"c":{"required":["d"]}}}`,
+		`{"type":"object","x-kubernetes-preserve-unknown-fields":true,"nullable":true}`,
+		`{"type":"strng"}`, `{"required":"a"}`, `{"pattern":"("}`, `{"$ref":"#/nope"}`, `{"minLength":-1}`, `{"items":[{"type":"string"}],"additionalItems":{"type":"number"}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var schema map[string]any
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if dec.Decode(&schema) != nil || schema == nil {
+			return
+		}
+		if viols := CheckOpenAPIV3(schema); len(viols) > 0 {
+			return
+		}
+		if _, viols := CompileOpenAPIV3(schema); len(viols) > 0 {
+			t.Fatalf("the check accepts a schema that does not compile: %v\n%s", viols, data)
+		}
+	})
 }
