@@ -1,0 +1,89 @@
+// Command require-limits is an example validating KRM function: every container and init container
+// of a workload must declare resource limits (by default cpu and memory). Each one missing is an
+// error result naming the resource, the field and the file; the items pass through unchanged.
+//
+// functionConfig: {apiVersion: fn.example.com/v1, kind: RequireResourceLimits, require: [cpu, memory]}
+// (require is optional).
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/pkg/krmfn"
+)
+
+func main() { os.Exit(krmfn.Main(requireLimits)) }
+
+// podSpecPath is where each workload kind keeps its pod spec.
+var podSpecPath = map[string][]string{
+	"Pod":         {"spec"},
+	"Deployment":  {"spec", "template", "spec"},
+	"StatefulSet": {"spec", "template", "spec"},
+	"DaemonSet":   {"spec", "template", "spec"},
+	"ReplicaSet":  {"spec", "template", "spec"},
+	"Job":         {"spec", "template", "spec"},
+	"CronJob":     {"spec", "jobTemplate", "spec", "template", "spec"},
+}
+
+func requireLimits(rl *fn.ResourceList) error {
+	required, ok := krmfn.ConfigStrings(rl.FunctionConfig, "require")
+	if !ok {
+		required = []string{"cpu", "memory"}
+	}
+	for _, it := range rl.Items {
+		path, ok := podSpecPath[it.GetKind()]
+		if !ok {
+			continue
+		}
+		spec, err := it.Pipe(yaml.Lookup(path...))
+		if err != nil || spec == nil {
+			continue
+		}
+		for _, list := range []string{"initContainers", "containers"} {
+			cs, err := spec.Pipe(yaml.Lookup(list))
+			if err != nil || cs == nil {
+				continue
+			}
+			for i, c := range cs.YNode().Content {
+				container := yaml.NewRNode(c)
+				for _, res := range required {
+					v, _ := container.Pipe(yaml.Lookup("resources", "limits", res))
+					if v != nil && v.YNode().Value != "" {
+						continue
+					}
+					rl.Results = append(rl.Results, missing(it, container, list, i, res, path))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func missing(it, container *yaml.RNode, list string, i int, res string, path []string) fn.Result {
+	field := ""
+	for _, p := range path {
+		field += p + "."
+	}
+	field += fmt.Sprintf("%s[%d].resources.limits.%s", list, i, res)
+	name, _ := container.GetString("name")
+	r := fn.Result{
+		Message:  fmt.Sprintf("container %q has no %s limit", name, res),
+		Severity: fn.SeverityError,
+		ResourceRef: &fn.ResourceRef{
+			APIVersion: it.GetApiVersion(), Kind: it.GetKind(), Name: it.GetName(), Namespace: it.GetNamespace(),
+		},
+		Field: &fn.Field{Path: field},
+	}
+	anns := it.GetAnnotations()
+	if p := anns[kioutil.PathAnnotation]; p != "" {
+		idx, _ := strconv.Atoi(anns[kioutil.IndexAnnotation])
+		r.File = &fn.File{Path: p, Index: idx}
+	}
+	return r
+}

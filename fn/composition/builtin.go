@@ -1,0 +1,173 @@
+package composition
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+)
+
+// generatorKinds are the kustomize built-ins that generate rather than transform; they go in a
+// Kustomization's generators field, the others in transformers.
+var generatorKinds = map[string]bool{
+	"ConfigMapGenerator": true, "SecretGenerator": true, "HelmChartInflationGenerator": true, "IAMPolicyGenerator": true,
+}
+
+// isBuiltin reports whether a transformer is a kustomize built-in (apiVersion builtin).
+func isBuiltin(cfg *yaml.RNode) bool { return cfg.GetApiVersion() == BuiltinAPIVersion }
+
+// isKustomization reports whether a transformer is an inline Kustomization (KEP-2299, beta).
+func isKustomization(cfg *yaml.RNode) bool {
+	return cfg.GetKind() == "Kustomization" && strings.HasPrefix(cfg.GetApiVersion(), "kustomize.config.k8s.io/")
+}
+
+// kustomizeFunction runs kustomize through its API library (krusty) over a Kustomization that
+// krm-catalog writes, in memory, into the directory of the composition that declared the
+// transformer: the resources so far first, then either the built-in's config (in transformers or
+// generators, exactly as kustomize runs a built-in named there) or the inline Kustomization's own
+// fields. Files the Kustomization refers to are read from that directory, and only from it
+// (kustomize's root-only load restriction); plugins other than built-ins are disabled.
+type kustomizeFunction struct {
+	dir    string
+	config *yaml.RNode
+}
+
+// Names of the in-memory files; the dot keeps them from clashing with a user's files.
+const (
+	memInput  = ".krm-catalog-input.yaml"
+	memConfig = ".krm-catalog-builtin.yaml"
+)
+
+func (k *kustomizeFunction) Run(_ context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+	dir, err := filepath.Abs(k.dir)
+	if err != nil {
+		return nil, err
+	}
+	mem := map[string][]byte{}
+	var kust *yaml.RNode
+	if isKustomization(k.config) {
+		kust = k.config.Copy()
+	} else {
+		kust = yaml.NewMapRNode(nil)
+		if err := kust.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode("kustomize.config.k8s.io/v1beta1"))); err != nil {
+			return nil, err
+		}
+		if err := kust.PipeE(yaml.SetField("kind", yaml.NewStringRNode("Kustomization"))); err != nil {
+			return nil, err
+		}
+		cfg, err := k.config.String()
+		if err != nil {
+			return nil, err
+		}
+		mem[memConfig] = []byte(cfg)
+		field := "transformers"
+		if generatorKinds[k.config.GetKind()] {
+			field = "generators"
+		}
+		if err := kust.PipeE(yaml.SetField(field, yaml.NewListRNode(memConfig))); err != nil {
+			return nil, err
+		}
+	}
+	if len(in.Items) > 0 {
+		data, err := (&fn.ResourceList{Items: in.Items}).EncodeOutput(fn.Input{Stream: true})
+		if err != nil {
+			return nil, err
+		}
+		mem[memInput] = data
+		// KEP-2299: the resources so far are prepended to the Kustomization's resources
+		res, err := kust.Pipe(yaml.LookupCreate(yaml.SequenceNode, "resources"))
+		if err != nil {
+			return nil, err
+		}
+		res.YNode().Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: memInput}}, res.YNode().Content...)
+	}
+	kdata, err := kust.String()
+	if err != nil {
+		return nil, err
+	}
+	mem["kustomization.yaml"] = []byte(kdata)
+
+	fsys := &overlayFS{FileSystem: filesys.MakeFsOnDisk(), dir: dir, files: mem}
+	opts := krusty.MakeDefaultOptions()
+	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	opts.PluginConfig = types.DisabledPluginConfig()
+	m, err := krusty.MakeKustomizer(opts).Run(fsys, dir)
+	if err != nil {
+		return nil, &fn.FunctionError{Err: fmt.Errorf("kustomize: %w", err)}
+	}
+	out, err := m.AsYaml()
+	if err != nil {
+		return nil, err
+	}
+	list, _, err := fn.DecodeInput(out)
+	if err != nil && len(strings.TrimSpace(string(out))) > 0 {
+		return nil, &fn.FunctionError{Err: fmt.Errorf("kustomize output: %w", err)}
+	}
+	res := &fn.ResourceList{APIVersion: in.APIVersion, FunctionConfig: in.FunctionConfig}
+	if list != nil {
+		res.Items = list.Items
+	}
+	return res, nil
+}
+
+// overlayFS is the file system on disk with a few files added in memory in one directory: the
+// Kustomization krm-catalog writes for a transformer, never written to the user's directory.
+type overlayFS struct {
+	filesys.FileSystem
+	dir   string
+	files map[string][]byte
+}
+
+func (o *overlayFS) mem(path string) ([]byte, bool) {
+	if filepath.Dir(path) != o.dir {
+		return nil, false
+	}
+	b, ok := o.files[filepath.Base(path)]
+	return b, ok
+}
+
+func (o *overlayFS) ReadFile(path string) ([]byte, error) {
+	if b, ok := o.mem(path); ok {
+		return append([]byte(nil), b...), nil
+	}
+	return o.FileSystem.ReadFile(path)
+}
+
+func (o *overlayFS) Exists(path string) bool {
+	if _, ok := o.mem(path); ok {
+		return true
+	}
+	return o.FileSystem.Exists(path)
+}
+
+func (o *overlayFS) IsDir(path string) bool {
+	if _, ok := o.mem(path); ok {
+		return false
+	}
+	return o.FileSystem.IsDir(path)
+}
+
+func (o *overlayFS) CleanedAbs(path string) (filesys.ConfirmedDir, string, error) {
+	if _, ok := o.mem(path); ok {
+		return filesys.ConfirmedDir(o.dir), filepath.Base(path), nil
+	}
+	return o.FileSystem.CleanedAbs(path)
+}
+
+func (o *overlayFS) ReadDir(path string) ([]string, error) {
+	names, err := o.FileSystem.ReadDir(path)
+	if err != nil || filepath.Clean(path) != o.dir {
+		return names, err
+	}
+	for n := range o.files {
+		names = append(names, n)
+	}
+	return names, nil
+}

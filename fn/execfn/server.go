@@ -1,0 +1,34 @@
+package execfn
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+
+	"github.com/krm-catalog/krm-catalog/fn/servermode"
+)
+
+// Launcher starts an executable as a spec v2 function server on a loopback port.
+type Launcher struct {
+	Path   string
+	Env    []string
+	Stderr io.Writer
+}
+
+// Launch implements servermode.Launcher: PATH --http-addr 127.0.0.1:PORT.
+func (l *Launcher) Launch(ctx context.Context) (servermode.Instance, error) {
+	addr, err := servermode.FreeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	// not CommandContext: the server outlives the call that started it; Pool.Close stops it
+	cmd := exec.Command(l.Path, "--http-addr", addr)
+	cmd.Env = Environ(l.Env)
+	p, err := servermode.StartProcess(cmd, l.Stderr, nil)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", l.Path, err)
+	}
+	p.SetURL("http://" + addr + "/")
+	return p, nil
+}

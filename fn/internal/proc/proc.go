@@ -1,0 +1,158 @@
+// Package proc runs a function as a process speaking the v1 wire protocol: a ResourceList on
+// standard input, a ResourceList on standard output, messages on standard error, success as exit 0.
+// The exec and container runtimes share it.
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+)
+
+// StderrTail is how much of a function's standard error is kept for its results; all of it is passed
+// through as it is written.
+const StderrTail = 8 << 10
+
+// Options control one call.
+type Options struct {
+	// Format is the wire format sent to the function. Functions must read YAML, and JSON is YAML, so
+	// JSON (cheaper at both ends) is safe for any conforming function.
+	Format fn.Format
+	// Stderr receives the function's standard error as it is written; nil discards it.
+	Stderr io.Writer
+	// Timeout bounds the call; zero means no bound beyond the context.
+	Timeout time.Duration
+}
+
+// Call runs cmd with the list on standard input and reads the list it writes. cmd must not have been
+// started; its Stdin, Stdout and Stderr are set here. When the context ends or the timeout passes,
+// cmd.Cancel (the process is killed unless the caller set another) runs.
+func Call(ctx context.Context, cmd *exec.Cmd, in *fn.ResourceList, o Options) (*fn.ResourceList, error) {
+	input, err := in.Encode(o.Format)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Run(ctx, cmd, input, o)
+	if err != nil {
+		return out.List, err
+	}
+	return out.List, nil
+}
+
+// Output is what a process call produced.
+type Output struct {
+	List   *fn.ResourceList
+	Stderr string
+}
+
+// Run is Call on pre-encoded input.
+func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, error) {
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	// exec.CommandContext semantics without recreating cmd: kill on context end
+	stop := context.AfterFunc(ctx, func() {
+		if cmd.Cancel != nil {
+			_ = cmd.Cancel()
+		} else if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+		}
+	})
+	defer stop()
+
+	var stdout bytes.Buffer
+	tail := &Tail{Max: StderrTail}
+	cmd.Stdin = bytes.NewReader(input)
+	cmd.Stdout = &limitWriter{w: &stdout, n: fn.MaxResourceListBytes}
+	if o.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(o.Stderr, tail)
+	} else {
+		cmd.Stderr = tail
+	}
+	if cmd.WaitDelay == 0 {
+		// a function that leaves a child holding its pipes must not hang the run
+		cmd.WaitDelay = 2 * time.Second
+	}
+	runErr := cmd.Run()
+	res := Output{Stderr: tail.String()}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		if errors.Is(ctxErr, context.DeadlineExceeded) && o.Timeout > 0 {
+			ctxErr = fmt.Errorf("timed out after %s", o.Timeout)
+		}
+		return res, &fn.FunctionError{ExitCode: -1, Stderr: res.Stderr, Err: ctxErr}
+	}
+	list, _, decErr := fn.DecodeResourceList(stdout.Bytes())
+	if decErr == nil {
+		res.List = list
+	}
+	if runErr != nil {
+		var ee *exec.ExitError
+		code := -1
+		if errors.As(runErr, &ee) {
+			code = ee.ExitCode()
+		}
+		msg := runErr
+		if res.Stderr != "" {
+			msg = fmt.Errorf("%w; stderr: %s", runErr, lastLine(res.Stderr))
+		}
+		return res, &fn.FunctionError{ExitCode: code, Stderr: res.Stderr, Err: msg}
+	}
+	if decErr != nil {
+		return res, &fn.FunctionError{Stderr: res.Stderr, Err: fmt.Errorf("its output: %w", decErr)}
+	}
+	return res, nil
+}
+
+func lastLine(s string) string {
+	s = string(bytes.TrimRight([]byte(s), "\n"))
+	if i := bytes.LastIndexByte([]byte(s), '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// Tail keeps the last Max bytes written to it.
+type Tail struct {
+	Max int
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *Tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.Max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.Max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *Tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// limitWriter fails writes beyond n bytes, so a runaway function cannot exhaust memory.
+type limitWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if len(p) > l.n {
+		return 0, fmt.Errorf("function output exceeds %d bytes", fn.MaxResourceListBytes)
+	}
+	l.n -= len(p)
+	return l.w.Write(p)
+}

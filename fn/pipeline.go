@@ -1,0 +1,143 @@
+package fn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Function is one runnable KRM function, whatever its runtime.
+type Function interface {
+	// Run sends the list (items and functionConfig) to the function and returns the list it wrote.
+	// When the function fails the error is a *FunctionError, and the list, when the function wrote
+	// one, carries its results.
+	Run(ctx context.Context, in *ResourceList) (*ResourceList, error)
+}
+
+// FunctionError is a function that exited non-zero, could not be started, or wrote no valid output.
+type FunctionError struct {
+	ExitCode int
+	// Stderr is the end of what the function wrote to standard error (it was also passed through).
+	Stderr string
+	Err    error
+}
+
+func (e *FunctionError) Error() string {
+	msg := e.Err.Error()
+	if e.ExitCode > 0 {
+		msg = fmt.Sprintf("exit status %d: %s", e.ExitCode, msg)
+	}
+	return msg
+}
+
+func (e *FunctionError) Unwrap() []error { return []error{ErrFunctionFailed, e.Err} }
+
+// Step is one function in a pipeline, with the functionConfig it runs with.
+type Step struct {
+	// Name says what runs, for messages and results: "fn.example.com/v1 SetNamespace (exec)".
+	Name     string
+	Function Function
+	Config   *yaml.RNode
+}
+
+// Run runs the steps in order over items. The output of each step is the input of the next;
+// comments, field order and scalar styles are restored after each step (see Restore). It stops at
+// the first step that fails or reports an error result, returning what the steps reported so far and
+// an error wrapping ErrFunctionFailed; the items are then not to be written.
+func Run(ctx context.Context, steps []Step, items []*yaml.RNode) ([]*yaml.RNode, []FunctionResults, error) {
+	var all []FunctionResults
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return nil, all, err
+		}
+		out, fr, err := runStep(ctx, s, items)
+		all = append(all, fr)
+		if err != nil {
+			return nil, all, fmt.Errorf("%s: %w", s.Name, err)
+		}
+		items = out
+	}
+	return items, all, nil
+}
+
+func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, FunctionResults, error) {
+	fr := FunctionResults{Function: s.Name}
+	byID, err := tagIDs(items)
+	if err != nil {
+		return nil, fr, err
+	}
+	out, runErr := s.Function.Run(ctx, &ResourceList{Items: items, FunctionConfig: s.Config})
+	if out != nil {
+		fr.Results = out.Results
+	}
+	if runErr != nil {
+		fr.ExitCode = 1
+		var fe *FunctionError
+		if errors.As(runErr, &fe) {
+			if fe.ExitCode > 0 {
+				fr.ExitCode = fe.ExitCode
+			}
+			fr.Stderr = fe.Stderr
+		}
+		_ = restoreFromInputs(byID, nil)
+		if !errors.Is(runErr, ErrFunctionFailed) {
+			runErr = &FunctionError{Err: runErr}
+		}
+		return nil, fr, runErr
+	}
+	if HasErrors(out.Results) {
+		fr.ExitCode = 1
+		_ = restoreFromInputs(byID, nil)
+		return nil, fr, fmt.Errorf("%w: %s", ErrFunctionFailed, errorSummary(out.Results))
+	}
+	if err := restoreFromInputs(byID, out.Items); err != nil {
+		return nil, fr, err
+	}
+	return out.Items, fr, nil
+}
+
+// Prepare builds n steps with step. A step whose config is invalid returns results (and an error);
+// Prepare goes on with the others so that every invalid config is reported at once, and then
+// returns the results of all of them with the first such error. Any other error stops it.
+func Prepare(n int, step func(i int) (Step, []Result, error)) ([]Step, []FunctionResults, error) {
+	var steps []Step
+	var invalid []FunctionResults
+	var firstErr error
+	for i := range n {
+		s, results, err := step(i)
+		if len(results) > 0 {
+			invalid = append(invalid, FunctionResults{Function: s.Name, ExitCode: 1, Results: results})
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		steps = append(steps, s)
+	}
+	if len(invalid) > 0 {
+		return nil, invalid, firstErr
+	}
+	return steps, nil, nil
+}
+
+func errorSummary(rs []Result) string {
+	var n int
+	var first Result
+	for _, r := range rs {
+		if r.IsError() {
+			if n == 0 {
+				first = r
+			}
+			n++
+		}
+	}
+	if n == 1 {
+		return "1 error result: " + first.String()
+	}
+	return fmt.Sprintf("%d error results, the first: %s", n, first.String())
+}

@@ -1,0 +1,175 @@
+package fn
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// jsonFunction is a fake function that does what a real one over JSON does to a list: everything
+// goes through JSON (comments and quoting styles are lost), fields come back in reverse order, and
+// then edit changes each item.
+type jsonFunction struct {
+	edit    func(*yaml.RNode) error
+	results []Result
+	err     error
+	calls   int
+}
+
+func (f *jsonFunction) Run(_ context.Context, in *ResourceList) (*ResourceList, error) {
+	f.calls++
+	if f.err != nil {
+		return nil, f.err
+	}
+	data, err := in.Encode(JSON)
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := DecodeResourceList(data)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range out.Items {
+		reverse(it.YNode())
+		if f.edit != nil {
+			if err := f.edit(it); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out.Results = f.results
+	return out, nil
+}
+
+func reverse(n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	c := n.Content
+	for i, j := 0, len(c)-2; i < j; i, j = i+2, j-2 {
+		c[i], c[i+1], c[j], c[j+1] = c[j], c[j+1], c[i], c[i+1]
+	}
+	for i := 1; i < len(c); i += 2 {
+		reverse(c[i])
+	}
+}
+
+const commented = `# leading comment
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web # the name
+  labels:
+    app: web
+spec:
+  # how many
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: web
+        image: "nginx:1.25" # pinned later
+        args: ["-g", 'daemon off;']
+`
+
+func TestPipelineRestoresCommentsOrderAndStyle(t *testing.T) {
+	t.Parallel()
+	items := mustItems(t, commented)
+	setLabel := func(k, v string) func(*yaml.RNode) error {
+		return func(n *yaml.RNode) error { return n.PipeE(yaml.SetLabel(k, v)) }
+	}
+	steps := []Step{
+		{Name: "one", Function: &jsonFunction{edit: setLabel("a", "1")}},
+		{Name: "two", Function: &jsonFunction{edit: func(n *yaml.RNode) error {
+			return n.PipeE(yaml.Lookup("metadata"), yaml.SetField("namespace", yaml.NewStringRNode("prod")))
+		}}},
+		{Name: "three", Function: &jsonFunction{edit: setLabel("b", "2")}},
+	}
+	out, results, err := Run(context.Background(), steps, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 3 {
+		t.Errorf("got %d function results, want 3", len(results))
+	}
+	got, err := EncodeYAML(out[0].Document())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `# leading comment
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web # the name
+  labels:
+    app: web
+    a: '1'
+    b: '2'
+  namespace: prod
+spec:
+  # how many
+  replicas: 2
+  template:
+    spec:
+      containers:
+      - name: web
+        image: "nginx:1.25" # pinned later
+        args: ["-g", 'daemon off;']
+`
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("after three JSON functions (-want +got):\n%s", diff)
+	}
+	if strings.Contains(string(got), "internal.config.kubernetes.io/id") {
+		t.Error("the id annotation leaked into the output")
+	}
+}
+
+func TestPipelineStopsAtErrorResult(t *testing.T) {
+	t.Parallel()
+	third := &jsonFunction{}
+	steps := []Step{
+		{Name: "ok", Function: &jsonFunction{results: []Result{{Message: "fine", Severity: SeverityInfo}}}},
+		{Name: "validator", Function: &jsonFunction{results: []Result{{Message: "no limits", Severity: SeverityError}}}},
+		{Name: "never", Function: third},
+	}
+	_, results, err := Run(context.Background(), steps, mustItems(t, commented))
+	if !errors.Is(err, ErrFunctionFailed) || !strings.Contains(err.Error(), "no limits") {
+		t.Fatalf("error = %v, want ErrFunctionFailed naming the result", err)
+	}
+	if third.calls != 0 {
+		t.Error("the step after the failing one ran")
+	}
+	if len(results) != 2 || results[1].ExitCode != 1 {
+		t.Errorf("results = %+v", results)
+	}
+}
+
+func TestPipelineFunctionError(t *testing.T) {
+	t.Parallel()
+	items := mustItems(t, commented)
+	steps := []Step{{Name: "boom", Function: &jsonFunction{err: &FunctionError{ExitCode: 3, Stderr: "bad\n", Err: errors.New("exit status 3")}}}}
+	_, results, err := Run(context.Background(), steps, items)
+	if !errors.Is(err, ErrFunctionFailed) {
+		t.Fatalf("error = %v, want ErrFunctionFailed", err)
+	}
+	if diff := cmp.Diff([]FunctionResults{{Function: "boom", ExitCode: 3, Stderr: "bad\n"}}, results); diff != "" {
+		t.Error(diff)
+	}
+	// the input items must not keep the id annotations of the failed step
+	if s, _ := items[0].String(); strings.Contains(s, "config.k8s.io/id") {
+		t.Errorf("id annotation left on the input:\n%s", s)
+	}
+}
+
+func mustItems(t *testing.T, s string) []*yaml.RNode {
+	t.Helper()
+	rl, _, err := DecodeInput([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rl.Items
+}

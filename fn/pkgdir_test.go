@@ -1,0 +1,227 @@
+package fn
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+const twoDocs = `# a licence header
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a # first
+data:
+  k: v
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: b
+`
+
+func TestReadPackageAnnotations(t *testing.T) {
+	t.Parallel()
+	dir := writeTree(t, map[string]string{
+		"cm.yaml":          twoDocs,
+		"sub/deploy.yml":   "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n",
+		"values.yaml":      "replicas: 3\n",
+		".hidden/x.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hidden\n",
+		"README.md":        "# not yaml\n",
+		"fn-config.yaml":   "apiVersion: fn.example.com/v1\nkind: SetNamespace\nnamespace: x\n",
+		"sub/.dotfile.yml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dot\n",
+	})
+	pkg, items, err := ReadPackage(dir, filepath.Join(dir, "fn-config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct{ Name, Path, Index, LegacyPath, LegacyIndex string }
+	var gots []got
+	for _, it := range items {
+		a := it.GetAnnotations()
+		gots = append(gots, got{it.GetName(), a[kioutil.PathAnnotation], a[kioutil.IndexAnnotation], a[kioutil.LegacyPathAnnotation], a[kioutil.LegacyIndexAnnotation]})
+	}
+	want := []got{
+		{"a", "cm.yaml", "0", "cm.yaml", "0"},
+		{"b", "cm.yaml", "1", "cm.yaml", "1"},
+		{"d", "sub/deploy.yml", "0", "sub/deploy.yml", "0"},
+	}
+	if diff := cmp.Diff(want, gots); diff != "" {
+		t.Errorf("items (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"values.yaml"}, pkg.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+}
+
+func TestWritePackageRoundTripAndChanges(t *testing.T) {
+	t.Parallel()
+	dir := writeTree(t, map[string]string{
+		"cm.yaml":   twoDocs,
+		"gone.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n",
+		"same.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: same\n",
+	})
+	pkg, items, err := ReadPackage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []*yaml.RNode
+	for _, it := range items {
+		switch it.GetName() {
+		case "s":
+			continue // deleted by the "function"
+		case "b":
+			if err := it.PipeE(yaml.SetLabel("team", "blue")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kept = append(kept, it)
+	}
+	gen, err := yaml.Parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Generated.One\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept = append(kept, gen)
+	changes, err := pkg.Write(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changed []string
+	for _, c := range changes {
+		changed = append(changed, c.Path+map[bool]string{true: " deleted", false: ""}[c.Delete])
+	}
+	sort.Strings(changed)
+	if diff := cmp.Diff([]string{"cm.yaml", "configmap_generated.one.yaml", "gone.yaml deleted"}, changed); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	files := readTree(t, dir)
+	wantCM := strings.Replace(twoDocs, "  name: b\n", "  name: b\n  labels:\n    team: 'blue'\n", 1)
+	if diff := cmp.Diff(wantCM, files["cm.yaml"]); diff != "" {
+		t.Errorf("cm.yaml (-want +got):\n%s", diff)
+	}
+	if _, ok := files["gone.yaml"]; ok {
+		t.Error("gone.yaml was not deleted")
+	}
+	for name, content := range files {
+		if strings.Contains(content, "config.kubernetes.io/") {
+			t.Errorf("%s keeps an orchestrator annotation:\n%s", name, content)
+		}
+	}
+}
+
+func TestWritePackageRefusesAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		edit  func(items []*yaml.RNode) []*yaml.RNode
+		setup func(t *testing.T, dir string)
+		want  string
+	}{
+		{"path outside", func(items []*yaml.RNode) []*yaml.RNode {
+			_ = items[1].PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "../escape.yaml"))
+			return items
+		}, nil, "outside the package"},
+		{"absolute path", func(items []*yaml.RNode) []*yaml.RNode {
+			_ = items[1].PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "/tmp/abs.yaml"))
+			return items
+		}, nil, "absolute"},
+		{"duplicate path and index", func(items []*yaml.RNode) []*yaml.RNode {
+			_ = items[1].PipeE(yaml.SetAnnotation(kioutil.IndexAnnotation, "0"))
+			return items
+		}, nil, "both have path cm.yaml and index 0"},
+		{"index not a number", func(items []*yaml.RNode) []*yaml.RNode {
+			_ = items[1].PipeE(yaml.SetAnnotation(kioutil.IndexAnnotation, "one"))
+			return items
+		}, nil, "not a number"},
+		{"symlink out", func(items []*yaml.RNode) []*yaml.RNode {
+			_ = items[1].PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "link/x.yaml"))
+			return items
+		}, func(t *testing.T, dir string) {
+			if err := os.Symlink(t.TempDir(), filepath.Join(dir, "link")); err != nil {
+				t.Skip("no symlinks here:", err)
+			}
+		}, "symbolic link"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := writeTree(t, map[string]string{"cm.yaml": twoDocs})
+			if tc.setup != nil {
+				tc.setup(t, dir)
+			}
+			before := readTree(t, dir)
+			pkg, items, err := ReadPackage(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = items[0].PipeE(yaml.SetLabel("changed", "yes")) // a change that must not be written
+			_, err = pkg.Write(tc.edit(items))
+			if !errors.Is(err, ErrInvalidPackage) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want ErrInvalidPackage containing %q", err, tc.want)
+			}
+			if diff := cmp.Diff(before, readTree(t, dir)); diff != "" {
+				t.Errorf("the package changed although the write failed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWritePackageKeepsWideSequenceIndent(t *testing.T) {
+	t.Parallel()
+	wide := "apiVersion: v1\nkind: List\nmetadata:\n  name: l\nitems:\n  - a\n  - b\n"
+	dir := writeTree(t, map[string]string{"list.yaml": wide})
+	pkg, items, err := ReadPackage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := pkg.Write(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 0 {
+		t.Errorf("an unchanged package was rewritten: %+v", changes)
+	}
+	if got := readTree(t, dir)["list.yaml"]; got != wide {
+		t.Errorf("list.yaml = %q, want %q", got, wide)
+	}
+}

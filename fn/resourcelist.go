@@ -1,0 +1,346 @@
+package fn
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// ResourceList wire constants (KRM Functions Specification v1).
+const (
+	ResourceListAPIVersion       = "config.kubernetes.io/v1"
+	resourceListAPIVersionLegacy = "config.kubernetes.io/v1beta1"
+	ResourceListKind             = "ResourceList"
+	// MaxResourceListBytes is the largest ResourceList read from a function, a file or standard
+	// input. It is far above real packages and keeps a misbehaving function from exhausting memory.
+	MaxResourceListBytes = 256 << 20
+)
+
+// Format is a wire format of a ResourceList.
+type Format int
+
+// The wire formats. YAML is what every function must accept; JSON is what the runner prefers.
+const (
+	YAML Format = iota
+	JSON
+)
+
+func (f Format) String() string {
+	if f == JSON {
+		return "json"
+	}
+	return "yaml"
+}
+
+// ContentType is the media type of the format on the wire (spec v2 server mode).
+func (f Format) ContentType() string {
+	if f == JSON {
+		return "application/json"
+	}
+	return "text/yaml"
+}
+
+// FormatOf maps a Content-Type or Accept value to a format. ok is false for media types the spec
+// does not allow; "*/*" and "" mean YAML.
+func FormatOf(mediaType string) (f Format, ok bool) {
+	if strings.TrimSpace(mediaType) == "" {
+		return YAML, true
+	}
+	mt, _, err := mime.ParseMediaType(mediaType)
+	if err != nil {
+		return YAML, false
+	}
+	switch mt {
+	case "application/json":
+		return JSON, true
+	case "text/yaml", "application/yaml", "application/x-yaml", "*/*":
+		return YAML, true
+	}
+	return YAML, false
+}
+
+// ResourceList is a parsed ResourceList. Items keep their yaml.Node trees, so comments, field order
+// and styles survive as long as nobody re-encodes them through a lossy format.
+type ResourceList struct {
+	// APIVersion is the list's apiVersion; empty means config.kubernetes.io/v1.
+	APIVersion     string
+	Items          []*yaml.RNode
+	FunctionConfig *yaml.RNode
+	Results        []Result
+}
+
+// Input says how a ResourceList arrived, so that output can take the same shape.
+type Input struct {
+	Format Format
+	// Stream is set when the input was a plain stream of resources rather than a ResourceList.
+	Stream bool
+}
+
+// DecodeResourceList parses a ResourceList in YAML or JSON (told apart by the first character).
+func DecodeResourceList(data []byte) (*ResourceList, Format, error) {
+	rl, in, err := decode(data, false)
+	return rl, in.Format, err
+}
+
+// DecodeInput parses either a ResourceList or a stream of resources (YAML documents separated by
+// ---, or one JSON object), as a command reading standard input accepts both.
+func DecodeInput(data []byte) (*ResourceList, Input, error) {
+	return decode(data, true)
+}
+
+func decode(data []byte, allowStream bool) (*ResourceList, Input, error) {
+	if len(data) > MaxResourceListBytes {
+		return nil, Input{}, fmt.Errorf("%w: %d bytes, above the %d byte limit", ErrInvalidResourceList, len(data), MaxResourceListBytes)
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		n, err := DecodeJSONNode(trimmed)
+		if err != nil {
+			return nil, Input{Format: JSON}, fmt.Errorf("%w: %v", ErrInvalidResourceList, err)
+		}
+		if allowStream && !isResourceList(n) {
+			item, err := checkItem(n, 0)
+			if err != nil {
+				return nil, Input{Format: JSON}, err
+			}
+			return &ResourceList{Items: []*yaml.RNode{item}}, Input{Format: JSON, Stream: true}, nil
+		}
+		rl, err := fromNode(n)
+		return rl, Input{Format: JSON}, err
+	}
+	docs, err := decodeYAMLDocuments(data)
+	if err != nil {
+		return nil, Input{}, fmt.Errorf("%w: %v", ErrInvalidResourceList, err)
+	}
+	if len(docs) == 1 && isResourceList(docs[0].Content[0]) {
+		rl, err := fromNode(docs[0].Content[0])
+		return rl, Input{}, err
+	}
+	if !allowStream {
+		if len(docs) == 0 {
+			return nil, Input{}, fmt.Errorf("%w: empty input", ErrInvalidResourceList)
+		}
+		return nil, Input{}, fmt.Errorf("%w: expected one document of kind %s", ErrInvalidResourceList, ResourceListKind)
+	}
+	rl := &ResourceList{}
+	for i, d := range docs {
+		item, err := checkItem(d, i)
+		if err != nil {
+			return nil, Input{Stream: true}, err
+		}
+		rl.Items = append(rl.Items, item)
+	}
+	return rl, Input{Stream: true}, nil
+}
+
+// decodeYAMLDocuments splits a YAML stream into its non-empty documents.
+func decodeYAMLDocuments(data []byte) ([]*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null") {
+			continue // empty document: only comments, or "---" alone
+		}
+		docs = append(docs, &doc)
+	}
+}
+
+func isResourceList(n *yaml.Node) bool {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	k := yaml.NewRNode(n).Field("kind")
+	return k != nil && k.Value.YNode().Value == ResourceListKind
+}
+
+func fromNode(n *yaml.Node) (*ResourceList, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%w: the document is a %s, not a mapping", ErrInvalidResourceList, kindName(n.Kind))
+	}
+	rl := &ResourceList{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i].Value, n.Content[i+1]
+		switch key {
+		case "apiVersion":
+			rl.APIVersion = val.Value
+		case "kind":
+			if val.Value != ResourceListKind {
+				return nil, fmt.Errorf("%w: kind is %q, not %s", ErrInvalidResourceList, val.Value, ResourceListKind)
+			}
+		case "items":
+			if val.ShortTag() == "!!null" {
+				continue
+			}
+			if val.Kind != yaml.SequenceNode {
+				return nil, fmt.Errorf("%w: items is a %s, not a list", ErrInvalidResourceList, kindName(val.Kind))
+			}
+			rl.Items = make([]*yaml.RNode, 0, len(val.Content))
+			for j, it := range val.Content {
+				item, err := checkItem(it, j)
+				if err != nil {
+					return nil, err
+				}
+				rl.Items = append(rl.Items, item)
+			}
+		case "functionConfig":
+			if val.ShortTag() == "!!null" {
+				continue
+			}
+			if val.Kind != yaml.MappingNode {
+				return nil, fmt.Errorf("%w: functionConfig is a %s, not an object", ErrInvalidResourceList, kindName(val.Kind))
+			}
+			rl.FunctionConfig = yaml.NewRNode(val)
+		case "results":
+			if val.ShortTag() == "!!null" {
+				continue
+			}
+			if err := val.Decode(&rl.Results); err != nil {
+				return nil, fmt.Errorf("%w: results: %v", ErrInvalidResourceList, err)
+			}
+		}
+	}
+	switch rl.APIVersion {
+	case ResourceListAPIVersion, resourceListAPIVersionLegacy, "":
+	default:
+		return nil, fmt.Errorf("%w: apiVersion %q is neither %s nor %s", ErrInvalidResourceList, rl.APIVersion, ResourceListAPIVersion, resourceListAPIVersionLegacy)
+	}
+	return rl, nil
+}
+
+// checkItem wraps an item, checking that it is an object with apiVersion and kind.
+func checkItem(n *yaml.Node, i int) (*yaml.RNode, error) {
+	v := n
+	if v.Kind == yaml.DocumentNode && len(v.Content) > 0 {
+		v = v.Content[0]
+	}
+	if v.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%w: item %d is a %s, not an object", ErrInvalidResourceList, i, kindName(v.Kind))
+	}
+	rn := yaml.NewRNode(n)
+	for _, f := range []string{"apiVersion", "kind"} {
+		if fv := rn.Field(f); fv == nil || fv.Value.YNode().Kind != yaml.ScalarNode || fv.Value.YNode().Value == "" {
+			return nil, fmt.Errorf("%w: item %d has no %s", ErrInvalidResourceList, i, f)
+		}
+	}
+	return rn, nil
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.ScalarNode:
+		return "scalar"
+	case yaml.AliasNode:
+		return "alias"
+	case yaml.DocumentNode:
+		return "document"
+	}
+	return "empty value"
+}
+
+// Node builds the ResourceList as one yaml.Node mapping. Items are shared, not copied.
+func (rl *ResourceList) Node() (*yaml.Node, error) {
+	apiVersion := rl.APIVersion
+	if apiVersion == "" {
+		apiVersion = ResourceListAPIVersion
+	}
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	add := func(k string, v *yaml.Node) {
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, v)
+	}
+	str := func(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+	add("apiVersion", str(apiVersion))
+	add("kind", str(ResourceListKind))
+	items := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Content: make([]*yaml.Node, 0, len(rl.Items))}
+	for _, it := range rl.Items {
+		items.Content = append(items.Content, it.YNode())
+	}
+	add("items", items)
+	if rl.FunctionConfig != nil {
+		add("functionConfig", rl.FunctionConfig.YNode())
+	}
+	if len(rl.Results) > 0 {
+		var rn yaml.Node
+		if err := rn.Encode(rl.Results); err != nil {
+			return nil, fmt.Errorf("encode results: %w", err)
+		}
+		add("results", &rn)
+	}
+	return m, nil
+}
+
+// Encode writes the ResourceList in the given format.
+func (rl *ResourceList) Encode(f Format) ([]byte, error) {
+	n, err := rl.Node()
+	if err != nil {
+		return nil, err
+	}
+	if f == JSON {
+		b, err := AppendJSON(make([]byte, 0, 64<<10), n)
+		if err != nil {
+			return nil, fmt.Errorf("encode ResourceList as JSON: %w", err)
+		}
+		return append(b, '\n'), nil
+	}
+	return EncodeYAML(n)
+}
+
+// EncodeYAML writes nodes as a YAML stream, with two-space indentation and sequences indented as
+// Kubernetes tooling writes them (kyaml's compact style).
+func EncodeYAML(nodes ...*yaml.Node) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	enc.CompactSeqIndent()
+	for _, n := range nodes {
+		if err := enc.Encode(n); err != nil {
+			return nil, fmt.Errorf("encode YAML: %w", err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("encode YAML: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// EncodeOutput writes the list in the shape it arrived in: a ResourceList, or, for a stream, the
+// items alone (YAML documents, or a JSON ResourceList when there is not exactly one JSON item).
+func (rl *ResourceList) EncodeOutput(in Input) ([]byte, error) {
+	if !in.Stream {
+		return rl.Encode(in.Format)
+	}
+	if in.Format == JSON {
+		if len(rl.Items) == 1 {
+			b, err := AppendJSON(nil, rl.Items[0].YNode())
+			if err != nil {
+				return nil, err
+			}
+			return append(b, '\n'), nil
+		}
+		return (&ResourceList{Items: rl.Items}).Encode(JSON)
+	}
+	nodes := make([]*yaml.Node, len(rl.Items))
+	for i, it := range rl.Items {
+		nodes[i] = it.Document()
+	}
+	return EncodeYAML(nodes...)
+}

@@ -1,0 +1,206 @@
+package fn
+
+import (
+	"sort"
+	"strconv"
+
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Functions are free to drop comments, reorder fields and re-quote scalars, and JSON on the wire
+// drops all three. Like kustomize's function runner, the pipeline tags every item it sends with an
+// id annotation and, afterwards, copies comments, field order and scalar styles from each input item
+// to the output item with the same id. Only what the function left unchanged is restored: a field it
+// removed stays removed, a value it changed keeps its new value.
+
+// idKeys are the annotations that carry the item id (the legacy one for older functions).
+var idKeys = []string{kioutil.IdAnnotation, kioutil.LegacyIdAnnotation}
+
+// tagIDs sets an id annotation on each item and returns the items by id.
+func tagIDs(items []*yaml.RNode) (map[string]*yaml.RNode, error) {
+	byID := make(map[string]*yaml.RNode, len(items))
+	for i, it := range items {
+		id := strconv.Itoa(i)
+		for _, k := range idKeys {
+			if err := setAnnotation(it, k, id); err != nil {
+				return nil, err
+			}
+		}
+		byID[id] = it
+	}
+	return byID, nil
+}
+
+// restoreFromInputs restores each output item (in place in out) from the input item with its id,
+// then removes the id annotations from outputs and inputs.
+func restoreFromInputs(byID map[string]*yaml.RNode, out []*yaml.RNode) error {
+	for i, o := range out {
+		id := annotation(o, kioutil.IdAnnotation)
+		if id == "" {
+			id = annotation(o, kioutil.LegacyIdAnnotation)
+		}
+		if in, ok := byID[id]; ok && id != "" {
+			out[i] = Restore(in, o)
+		}
+		if err := clearAnnotations(out[i], idKeys...); err != nil {
+			return err
+		}
+	}
+	for _, in := range byID {
+		if err := clearAnnotations(in, idKeys...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Restore copies comments, the order of mapping keys and scalar styles from one version of a
+// resource (from) to another (to) wherever to has the same field, and returns to. When from is a
+// whole YAML document (read from a file) and to is a bare mapping (decoded from a function's
+// output), to is wrapped in a document so that the document's own comments (a licence header) keep
+// their place. from is not modified.
+func Restore(from, to *yaml.RNode) *yaml.RNode {
+	fd, td := from.Document(), to.Document()
+	if fd.Kind == yaml.DocumentNode && td.Kind != yaml.DocumentNode {
+		td = &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{td}}
+		to = yaml.NewRNode(td)
+	}
+	if fd.Kind == td.Kind && fd.Kind == yaml.DocumentNode {
+		copyComments(fd, td)
+	}
+	restoreNode(from.YNode(), to.YNode(), 0)
+	return to
+}
+
+func copyComments(from, to *yaml.Node) {
+	if to.HeadComment == "" {
+		to.HeadComment = from.HeadComment
+	}
+	if to.LineComment == "" {
+		to.LineComment = from.LineComment
+	}
+	if to.FootComment == "" {
+		to.FootComment = from.FootComment
+	}
+}
+
+func restoreNode(from, to *yaml.Node, depth int) {
+	if from == nil || to == nil || depth > maxJSONDepth || from == to {
+		return
+	}
+	copyComments(from, to)
+	if from.Kind != to.Kind {
+		return
+	}
+	switch to.Kind {
+	case yaml.ScalarNode:
+		if to.Style == 0 && from.Value == to.Value && from.ShortTag() == to.ShortTag() {
+			to.Style = from.Style
+		}
+	case yaml.SequenceNode:
+		if to.Style == 0 {
+			to.Style = from.Style & yaml.FlowStyle
+		}
+		for i := 0; i < len(to.Content) && i < len(from.Content); i++ {
+			f, t := from.Content[i], to.Content[i]
+			if t.Kind == yaml.ScalarNode && f.Value != t.Value {
+				continue
+			}
+			restoreNode(f, t, depth+1)
+		}
+	case yaml.MappingNode:
+		if to.Style == 0 {
+			to.Style = from.Style & yaml.FlowStyle
+		}
+		pos := make(map[string]int, len(from.Content)/2)
+		for i := 0; i+1 < len(from.Content); i += 2 {
+			pos[from.Content[i].Value] = i
+		}
+		type pair struct {
+			k, v  *yaml.Node
+			order int
+		}
+		pairs := make([]pair, 0, len(to.Content)/2)
+		moved := false
+		for i := 0; i+1 < len(to.Content); i += 2 {
+			k, v := to.Content[i], to.Content[i+1]
+			order := len(from.Content) + i // fields the input lacked go last, in their order
+			if j, ok := pos[k.Value]; ok {
+				order = j
+				restoreNode(from.Content[j], k, depth+1)
+				restoreNode(from.Content[j+1], v, depth+1)
+			}
+			if len(pairs) > 0 && order < pairs[len(pairs)-1].order {
+				moved = true
+			}
+			pairs = append(pairs, pair{k, v, order})
+		}
+		if moved {
+			sort.SliceStable(pairs, func(a, b int) bool { return pairs[a].order < pairs[b].order })
+			for i, p := range pairs {
+				to.Content[2*i], to.Content[2*i+1] = p.k, p.v
+			}
+		}
+	}
+}
+
+// annotation returns an annotation's value, or "".
+func annotation(n *yaml.RNode, key string) string {
+	a := mapValue(mapValue(mapValue(n.YNode(), "metadata"), "annotations"), key)
+	if a != nil && a.Kind == yaml.ScalarNode {
+		return a.Value
+	}
+	return ""
+}
+
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// setAnnotation sets one annotation, creating metadata.annotations as needed and keeping the order
+// of the existing ones (kyaml's RNode.SetAnnotations rewrites the mapping sorted).
+func setAnnotation(n *yaml.RNode, key, value string) error {
+	return n.PipeE(yaml.SetAnnotation(key, value))
+}
+
+// clearAnnotations removes annotations, and the annotations mapping when it is left empty.
+func clearAnnotations(n *yaml.RNode, keys ...string) error {
+	meta := mapValue(n.YNode(), "metadata")
+	anns := mapValue(meta, "annotations")
+	if anns == nil {
+		return nil
+	}
+	kept := anns.Content[:0]
+	for i := 0; i+1 < len(anns.Content); i += 2 {
+		drop := false
+		for _, k := range keys {
+			if anns.Content[i].Value == k {
+				drop = true
+				break
+			}
+		}
+		if !drop {
+			kept = append(kept, anns.Content[i], anns.Content[i+1])
+		}
+	}
+	dropped := len(kept) < len(anns.Content)
+	anns.Content = kept
+	if dropped && len(anns.Content) == 0 {
+		for i := 0; i+1 < len(meta.Content); i += 2 {
+			if meta.Content[i].Value == "annotations" {
+				meta.Content = append(meta.Content[:i], meta.Content[i+2:]...)
+				break
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package fn
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Severity of a result (KRM Functions Specification v1). Empty means error, the spec's default.
+type Severity string
+
+// The severities of the specification.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityInfo    Severity = "info"
+)
+
+// Result is one result a function reports.
+type Result struct {
+	Message     string            `yaml:"message" json:"message"`
+	Severity    Severity          `yaml:"severity,omitempty" json:"severity,omitempty"`
+	ResourceRef *ResourceRef      `yaml:"resourceRef,omitempty" json:"resourceRef,omitempty"`
+	Field       *Field            `yaml:"field,omitempty" json:"field,omitempty"`
+	File        *File             `yaml:"file,omitempty" json:"file,omitempty"`
+	Tags        map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
+}
+
+// ResourceRef names the object a result is about.
+type ResourceRef struct {
+	APIVersion string `yaml:"apiVersion" json:"apiVersion"`
+	Kind       string `yaml:"kind" json:"kind"`
+	Name       string `yaml:"name" json:"name"`
+	Namespace  string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+}
+
+// Field names the field a result is about.
+type Field struct {
+	Path          string `yaml:"path" json:"path"`
+	CurrentValue  any    `yaml:"currentValue,omitempty" json:"currentValue,omitempty"`
+	ProposedValue any    `yaml:"proposedValue,omitempty" json:"proposedValue,omitempty"`
+}
+
+// File names the file of the object a result is about.
+type File struct {
+	Path  string `yaml:"path" json:"path"`
+	Index int    `yaml:"index,omitempty" json:"index,omitempty"`
+}
+
+// IsError reports whether the result is an error; a result without a severity is one.
+func (r Result) IsError() bool { return r.Severity == SeverityError || r.Severity == "" }
+
+func (r Result) String() string {
+	var b strings.Builder
+	sev := r.Severity
+	if sev == "" {
+		sev = SeverityError
+	}
+	fmt.Fprintf(&b, "[%s]", sev)
+	if r.ResourceRef != nil {
+		fmt.Fprintf(&b, " %s/%s", r.ResourceRef.Kind, r.ResourceRef.Name)
+		if r.ResourceRef.Namespace != "" {
+			fmt.Fprintf(&b, " (namespace %s)", r.ResourceRef.Namespace)
+		}
+	}
+	if r.File != nil && r.File.Path != "" {
+		fmt.Fprintf(&b, " in %s", r.File.Path)
+	}
+	if r.Field != nil && r.Field.Path != "" {
+		fmt.Fprintf(&b, " at %s", r.Field.Path)
+	}
+	fmt.Fprintf(&b, ": %s", r.Message)
+	return b.String()
+}
+
+// HasErrors reports whether any result is an error.
+func HasErrors(rs []Result) bool {
+	for _, r := range rs {
+		if r.IsError() {
+			return true
+		}
+	}
+	return false
+}
+
+// FunctionResults are the results of one function run in a pipeline.
+type FunctionResults struct {
+	// Function names what ran: the functionConfig's apiVersion/kind and the runtime.
+	Function string   `yaml:"function" json:"function"`
+	ExitCode int      `yaml:"exitCode" json:"exitCode"`
+	Stderr   string   `yaml:"stderr,omitempty" json:"stderr,omitempty"`
+	Results  []Result `yaml:"results,omitempty" json:"results,omitempty"`
+}
+
+// ResultsFileName is the file WriteResults writes in a results directory.
+const ResultsFileName = "results.yaml"
+
+// WriteResults writes the results of a run to dir/results.yaml as a FunctionResultList, the shape
+// kpt writes, so that tools reading kpt's results read these too.
+func WriteResults(dir string, runs []FunctionResults) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("write results: %w", err)
+	}
+	doc := struct {
+		APIVersion string            `yaml:"apiVersion"`
+		Kind       string            `yaml:"kind"`
+		Metadata   map[string]string `yaml:"metadata"`
+		ExitCode   int               `yaml:"exitCode"`
+		Items      []FunctionResults `yaml:"items"`
+	}{
+		APIVersion: "kpt.dev/v1",
+		Kind:       "FunctionResultList",
+		Metadata:   map[string]string{"name": "fnresults"},
+		Items:      runs,
+	}
+	for _, r := range runs {
+		if r.ExitCode != 0 {
+			doc.ExitCode = 1
+		}
+	}
+	var n yaml.Node
+	if err := n.Encode(doc); err != nil {
+		return "", fmt.Errorf("write results: %w", err)
+	}
+	data, err := EncodeYAML(&n)
+	if err != nil {
+		return "", fmt.Errorf("write results: %w", err)
+	}
+	path := filepath.Join(dir, ResultsFileName)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return "", fmt.Errorf("write results: %w", err)
+	}
+	return path, nil
+}

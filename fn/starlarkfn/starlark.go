@@ -1,0 +1,306 @@
+// Package starlarkfn runs KRM functions written in starlark, in-process with go.starlark.net, as
+// kpt's StarlarkRun does: the script reads and changes ctx.resource_list (a dict with items,
+// functionConfig and results), fail() reports an error result, and print() writes to standard error.
+// A script has no file, network or load() access, and is bounded in execution steps and wall time.
+package starlarkfn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+	"go.starlark.net/syntax"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+)
+
+// Defaults bound a script that does not finish: a legitimate function over thousands of resources
+// takes a few million steps.
+const (
+	DefaultMaxSteps = 100_000_000
+	DefaultTimeout  = 30 * time.Second
+)
+
+// ErrLimit: a script ran past its step or time budget.
+var ErrLimit = errors.New("starlark script exceeded its limit")
+
+// Function runs one script.
+type Function struct {
+	// Name is the script's file name in messages.
+	Name   string
+	Script string
+	// MaxSteps bounds the starlark execution steps; 0 means DefaultMaxSteps.
+	MaxSteps uint64
+	// Timeout bounds the wall time; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Stderr receives print() output; nil discards it.
+	Stderr io.Writer
+}
+
+var fileOptions = &syntax.FileOptions{
+	Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true,
+}
+
+// Run implements fn.Function.
+func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+	rl, err := toStarlarkList(in)
+	if err != nil {
+		return nil, &fn.FunctionError{Err: fmt.Errorf("convert the ResourceList for starlark: %w", err)}
+	}
+	stderr := f.Stderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	thread := &starlark.Thread{
+		Name: f.Name,
+		Print: func(_ *starlark.Thread, msg string) {
+			fmt.Fprintln(stderr, msg)
+		},
+		// no Load: load() statements fail, so a script reaches nothing beyond what it is given
+	}
+	maxSteps := f.MaxSteps
+	if maxSteps == 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	thread.SetMaxExecutionSteps(maxSteps)
+	timeout := f.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	timer := time.AfterFunc(timeout, func() { thread.Cancel(fmt.Sprintf("wall time of %s exceeded", timeout)) })
+	defer timer.Stop()
+	stop := context.AfterFunc(ctx, func() { thread.Cancel(context.Cause(ctx).Error()) })
+	defer stop()
+
+	ctxModule := &starlarkstruct.Module{Name: "ctx", Members: starlark.StringDict{"resource_list": rl}}
+	predeclared := starlark.StringDict{"ctx": ctxModule}
+	name := f.Name
+	if name == "" {
+		name = "script.star"
+	}
+	_, execErr := starlark.ExecFileOptions(fileOptions, thread, name, f.Script, predeclared)
+	if execErr != nil {
+		msg := execErr.Error()
+		if i := strings.Index(msg, "Starlark computation cancelled: "); i >= 0 {
+			reason := msg[i+len("Starlark computation cancelled: "):]
+			return nil, &fn.FunctionError{Err: fmt.Errorf("%w: %s (after %d steps; the bound is %d steps and %s)", ErrLimit, reason, thread.ExecutionSteps(), maxSteps, timeout)}
+		}
+		var evalErr *starlark.EvalError
+		if errors.As(execErr, &evalErr) {
+			msg = evalErr.Msg
+			if fail, ok := strings.CutPrefix(msg, "fail: "); ok {
+				// fail() is how a starlark function reports that the configuration is wrong: an error
+				// result, with the items unchanged
+				out := &fn.ResourceList{APIVersion: in.APIVersion, Items: in.Items, FunctionConfig: in.FunctionConfig, Results: in.Results}
+				out.Results = append(append([]fn.Result(nil), out.Results...), fn.Result{Message: fail, Severity: fn.SeverityError})
+				return out, nil
+			}
+			msg = evalErr.Backtrace()
+		}
+		return nil, &fn.FunctionError{Err: fmt.Errorf("starlark: %s", msg)}
+	}
+	out, err := fromStarlarkList(rl, in)
+	if err != nil {
+		return nil, &fn.FunctionError{Err: err}
+	}
+	return out, nil
+}
+
+// toStarlarkList builds ctx.resource_list.
+func toStarlarkList(in *fn.ResourceList) (*starlark.Dict, error) {
+	items := make([]starlark.Value, 0, len(in.Items))
+	for _, it := range in.Items {
+		v, err := toStarlark(it.YNode(), 0)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, v)
+	}
+	d := starlark.NewDict(4)
+	apiVersion := in.APIVersion
+	if apiVersion == "" {
+		apiVersion = fn.ResourceListAPIVersion
+	}
+	_ = d.SetKey(starlark.String("apiVersion"), starlark.String(apiVersion))
+	_ = d.SetKey(starlark.String("kind"), starlark.String(fn.ResourceListKind))
+	_ = d.SetKey(starlark.String("items"), starlark.NewList(items))
+	if in.FunctionConfig != nil {
+		fc, err := toStarlark(in.FunctionConfig.YNode(), 0)
+		if err != nil {
+			return nil, err
+		}
+		_ = d.SetKey(starlark.String("functionConfig"), fc)
+	}
+	results := make([]starlark.Value, 0, len(in.Results))
+	for _, r := range in.Results {
+		var n yaml.Node
+		if err := n.Encode(r); err != nil {
+			return nil, err
+		}
+		v, err := toStarlark(&n, 0)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, v)
+	}
+	_ = d.SetKey(starlark.String("results"), starlark.NewList(results))
+	return d, nil
+}
+
+const maxDepth = 1000
+
+// toStarlark converts a YAML node: mappings to dicts (which keep insertion order), sequences to
+// lists, scalars by their resolved tag.
+func toStarlark(n *yaml.Node, depth int) (starlark.Value, error) {
+	if depth > maxDepth {
+		return nil, errors.New("value nested too deeply")
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return starlark.None, nil
+		}
+		return toStarlark(n.Content[0], depth)
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return starlark.None, nil
+		}
+		return toStarlark(n.Alias, depth+1)
+	case yaml.MappingNode:
+		d := starlark.NewDict(len(n.Content) / 2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v, err := toStarlark(n.Content[i+1], depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if err := d.SetKey(starlark.String(n.Content[i].Value), v); err != nil {
+				return nil, err
+			}
+		}
+		return d, nil
+	case yaml.SequenceNode:
+		l := make([]starlark.Value, 0, len(n.Content))
+		for _, c := range n.Content {
+			v, err := toStarlark(c, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			l = append(l, v)
+		}
+		return starlark.NewList(l), nil
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return starlark.None, nil
+		case "!!bool":
+			var b bool
+			if n.Decode(&b) == nil {
+				return starlark.Bool(b), nil
+			}
+		case "!!int":
+			if i, err := strconv.ParseInt(n.Value, 0, 64); err == nil {
+				return starlark.MakeInt64(i), nil
+			}
+			if b, ok := new(big.Int).SetString(n.Value, 0); ok {
+				return starlark.MakeBigInt(b), nil
+			}
+		case "!!float":
+			var fl float64
+			if n.Decode(&fl) == nil {
+				return starlark.Float(fl), nil
+			}
+		}
+		return starlark.String(n.Value), nil
+	}
+	return starlark.None, nil
+}
+
+// fromStarlarkList reads the items and results back from ctx.resource_list.
+func fromStarlarkList(d *starlark.Dict, in *fn.ResourceList) (*fn.ResourceList, error) {
+	out := &fn.ResourceList{APIVersion: in.APIVersion, FunctionConfig: in.FunctionConfig}
+	itemsV, found, err := d.Get(starlark.String("items"))
+	if err != nil || !found {
+		return nil, errors.New(`the script removed ctx.resource_list["items"]`)
+	}
+	seq, ok := itemsV.(starlark.Indexable)
+	if !ok {
+		return nil, fmt.Errorf(`ctx.resource_list["items"] is a %s, not a list`, itemsV.Type())
+	}
+	for i := 0; i < seq.Len(); i++ {
+		n, err := fromStarlark(seq.Index(i), 0)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		if n.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("item %d is not a dict", i)
+		}
+		out.Items = append(out.Items, yaml.NewRNode(n))
+	}
+	if rv, found, _ := d.Get(starlark.String("results")); found && rv != starlark.None {
+		n, err := fromStarlark(rv, 0)
+		if err != nil {
+			return nil, fmt.Errorf("results: %w", err)
+		}
+		if err := n.Decode(&out.Results); err != nil {
+			return nil, fmt.Errorf("results: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// fromStarlark converts a starlark value back to a YAML node.
+func fromStarlark(v starlark.Value, depth int) (*yaml.Node, error) {
+	if depth > maxDepth {
+		return nil, errors.New("value nested too deeply")
+	}
+	switch t := v.(type) {
+	case starlark.NoneType:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
+	case starlark.Bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(bool(t))}, nil
+	case starlark.Int:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: t.String()}, nil
+	case starlark.Float:
+		f := float64(t)
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, fmt.Errorf("%v cannot be written as YAML a function returns", t)
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(f, 'g', -1, 64)}, nil
+	case starlark.String:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(t)}, nil
+	case *starlark.Dict:
+		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		for _, kv := range t.Items() {
+			k, ok := kv[0].(starlark.String)
+			if !ok {
+				return nil, fmt.Errorf("dict key %s is a %s, not a string", kv[0], kv[0].Type())
+			}
+			c, err := fromStarlark(kv[1], depth+1)
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(k)}, c)
+		}
+		return n, nil
+	case starlark.Indexable: // list, tuple
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for i := 0; i < t.Len(); i++ {
+			c, err := fromStarlark(t.Index(i), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, c)
+		}
+		return n, nil
+	}
+	return nil, fmt.Errorf("a %s cannot be part of a resource", v.Type())
+}
