@@ -25,6 +25,11 @@ type CatalogVersion struct {
 	Size        int       `json:"size"`
 	Latest      bool      `json:"latest"`
 	Functions   int       `json:"functions"`
+	// OCIReference and OCIDigest say where the service pushed the version (serve --registry).
+	OCIReference string `json:"ociReference,omitempty"`
+	OCIDigest    string `json:"ociDigest,omitempty"`
+	// Signature is verified, signed or unsigned for a pushed version; the server fills it in.
+	Signature string `json:"signature,omitempty"`
 }
 
 // CatalogSummary describes a catalog and its latest version.
@@ -61,6 +66,9 @@ type PublishCatalogParams struct {
 	Content   []byte
 	Document  *catalog.Document
 	Catalog   *catalog.Catalog
+	// Push, when set, copies the new version to a registry before the transaction commits, and
+	// returns where (reference, manifest digest); a failed push fails the publish.
+	Push func(ctx context.Context) (reference, digest string, err error)
 }
 
 const (
@@ -72,11 +80,14 @@ JOIN publishers p ON p.id = c.publisher_id
 LEFT JOIN catalog_versions v ON v.id = c.latest_version_id
 WHERE c.name = $1
 FOR UPDATE OF c`
-	sqlFindCatalogVersion = `SELECT digest, published_at, length(content) FROM catalog_versions WHERE catalog_id = $1 AND version = $2`
-	sqlInsertCatalogVer   = `
+	sqlFindCatalogVersion = `
+SELECT digest, published_at, length(content), coalesce(oci_reference, ''), coalesce(oci_digest, '')
+FROM catalog_versions WHERE catalog_id = $1 AND version = $2`
+	sqlInsertCatalogVer = `
 INSERT INTO catalog_versions (catalog_id, version, content, digest, publisher_id)
 VALUES ($1, $2, $3, $4, $5) RETURNING id, published_at`
 	sqlSetLatestCatalog = `UPDATE catalogs SET latest_version_id = $2 WHERE id = $1`
+	sqlSetCatalogOCI    = `UPDATE catalog_versions SET oci_reference = $2, oci_digest = $3 WHERE id = $1`
 	sqlSwapCurrent      = `
 UPDATE function_versions SET current = (catalog_version_id = $2)
 WHERE catalog_version_id = $2 OR catalog_version_id = $1
@@ -112,7 +123,7 @@ func (s *Store) PublishCatalog(ctx context.Context, p PublishCatalogParams) (Cat
 			return Errorf(ErrForbidden, "catalog %q belongs to publisher %q", p.Name, owner)
 		}
 		var existing string
-		err = tx.QueryRow(ctx, sqlFindCatalogVersion, catalogID, p.Version).Scan(&existing, &out.PublishedAt, &out.Size)
+		err = tx.QueryRow(ctx, sqlFindCatalogVersion, catalogID, p.Version).Scan(&existing, &out.PublishedAt, &out.Size, &out.OCIReference, &out.OCIDigest)
 		switch {
 		case err == nil && existing == digest:
 			out.Latest = latestVersion != nil && *latestVersion == p.Version
@@ -132,6 +143,16 @@ func (s *Store) PublishCatalog(ctx context.Context, p PublishCatalogParams) (Cat
 		}
 		if err := insertFunctionVersions(ctx, tx, ids, p.Document, p.Catalog.Functions, source{catalogVersionID: versionID}); err != nil {
 			return err
+		}
+		if p.Push != nil {
+			ref, dgst, err := p.Push(ctx)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, sqlSetCatalogOCI, versionID, ref, dgst); err != nil {
+				return err
+			}
+			out.OCIReference, out.OCIDigest = ref, dgst
 		}
 		created = true
 		out.Latest = latestVersion == nil || newerVersion(p.Version, *latestVersion)
@@ -191,7 +212,8 @@ const sqlListCatalogs = `
 SELECT c.name, p.name, c.created_at,
        (SELECT count(*) FROM catalog_versions cv WHERE cv.catalog_id = c.id),
        v.version, v.digest, v.published_at, length(v.content),
-       (SELECT count(DISTINCT fv.position) FROM function_versions fv WHERE fv.catalog_version_id = v.id)
+       (SELECT count(DISTINCT fv.position) FROM function_versions fv WHERE fv.catalog_version_id = v.id),
+       coalesce(v.oci_reference, ''), coalesce(v.oci_digest, '')
 FROM catalogs c
 JOIN publishers p ON p.id = c.publisher_id
 LEFT JOIN catalog_versions v ON v.id = c.latest_version_id
@@ -230,12 +252,15 @@ func (s *Store) catalogs(ctx context.Context, name string) ([]CatalogSummary, er
 			published *time.Time
 			size      *int
 			fns       int
+			ociRef    string
+			ociDigest string
 		)
-		if err := rows.Scan(&c.Name, &c.Publisher, &c.CreatedAt, &c.Versions, &version, &digest, &published, &size, &fns); err != nil {
+		if err := rows.Scan(&c.Name, &c.Publisher, &c.CreatedAt, &c.Versions, &version, &digest, &published, &size, &fns, &ociRef, &ociDigest); err != nil {
 			return nil, fmt.Errorf("list catalogs: %w", err)
 		}
 		if version != nil {
-			c.Latest = &CatalogVersion{Catalog: c.Name, Version: *version, Digest: *digest, Publisher: c.Publisher, PublishedAt: *published, Size: *size, Latest: true, Functions: fns}
+			c.Latest = &CatalogVersion{Catalog: c.Name, Version: *version, Digest: *digest, Publisher: c.Publisher, PublishedAt: *published,
+				Size: *size, Latest: true, Functions: fns, OCIReference: ociRef, OCIDigest: ociDigest}
 		}
 		out = append(out, c)
 	}
@@ -247,7 +272,8 @@ func (s *Store) catalogs(ctx context.Context, name string) ([]CatalogSummary, er
 
 const sqlListCatalogVersions = `
 SELECT c.name, v.version, v.digest, p.name, v.published_at, length(v.content), v.id = c.latest_version_id,
-       (SELECT count(DISTINCT fv.position) FROM function_versions fv WHERE fv.catalog_version_id = v.id)
+       (SELECT count(DISTINCT fv.position) FROM function_versions fv WHERE fv.catalog_version_id = v.id),
+       coalesce(v.oci_reference, ''), coalesce(v.oci_digest, ''), ''
 FROM catalog_versions v
 JOIN catalogs c ON c.id = v.catalog_id
 JOIN publishers p ON p.id = v.publisher_id

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -380,5 +381,76 @@ func TestDefinitionsAreAppendOnly(t *testing.T) {
 	content, err := s.DefinitionContent(context.Background(), "fn.example.com", "SetThing")
 	if err != nil || string(content.Bytes) != withV2 || content.Derived {
 		t.Errorf("definition content: %v, derived %v", err, content.Derived)
+	}
+}
+
+func TestKeysAndSignatureChecks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	mustToken(t, s, "example.com")
+	k, created, err := s.AddKey(ctx, "example.com", "ab12", "-----BEGIN PUBLIC KEY-----\n...")
+	if err != nil || !created || k.Fingerprint != "ab12" {
+		t.Fatalf("AddKey = %+v %v %v", k, created, err)
+	}
+	if _, created, err := s.AddKey(ctx, "example.com", "ab12", "-----BEGIN PUBLIC KEY-----\n..."); err != nil || created {
+		t.Errorf("adding the same key again: created %v, %v", created, err)
+	}
+	if _, _, err := s.AddKey(ctx, "nobody.example", "cd34", "x"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a key for an unknown publisher: %v", err)
+	}
+	check := store.SignatureCheck{Subject: "127.0.0.1:5000/x@sha256:00", Status: "verified", KeyFingerprint: "ab12"}
+	if err := s.SaveSignatureCheck(ctx, "example.com", check); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.SignatureChecks(ctx, "example.com", []string{check.Subject, "other"}, time.Minute)
+	if err != nil || got[check.Subject].Status != "verified" || len(got) != 1 {
+		t.Fatalf("SignatureChecks = %+v %v", got, err)
+	}
+	if got, _ := s.SignatureChecks(ctx, "example.com", []string{check.Subject}, 0); len(got) != 0 {
+		t.Errorf("a check older than maxAge is returned: %+v", got)
+	}
+	// removing a key forgets the checks made with the old set of keys
+	if err := s.DeleteKey(ctx, "example.com", "ab12"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.SignatureChecks(ctx, "example.com", []string{check.Subject}, time.Hour); len(got) != 0 {
+		t.Errorf("checks survive a key change: %+v", got)
+	}
+	if err := s.DeleteKey(ctx, "example.com", "ab12"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleting a deleted key: %v", err)
+	}
+	keys, err := s.ListKeys(ctx, "example.com")
+	if err != nil || len(keys) != 0 {
+		t.Errorf("ListKeys = %v %v", keys, err)
+	}
+}
+
+func TestPublishPushesBeforeCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	mustToken(t, s, "example.com")
+	data := testcatalog.Catalog(testcatalog.Options{Name: "pushed", Functions: 1})
+	doc, c := decodeCatalog(t, data)
+	failing := store.PublishCatalogParams{Name: "pushed", Version: "1.0.0", Publisher: "example.com", Content: data, Document: doc, Catalog: c,
+		Push: func(context.Context) (string, string, error) { return "", "", errors.New("registry down") }}
+	if _, _, err := s.PublishCatalog(ctx, failing); err == nil || !strings.Contains(err.Error(), "registry down") {
+		t.Fatalf("a failed push: %v", err)
+	}
+	if _, err := s.CatalogContent(ctx, "pushed", "1.0.0"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a failed push stored the version: %v", err)
+	}
+	ok := failing
+	ok.Push = func(context.Context) (string, string, error) {
+		return "127.0.0.1:5000/catalogs/pushed:1.0.0", "sha256:aa", nil
+	}
+	cv, _, err := s.PublishCatalog(ctx, ok)
+	if err != nil || cv.OCIReference != "127.0.0.1:5000/catalogs/pushed:1.0.0" || cv.OCIDigest != "sha256:aa" {
+		t.Fatalf("publish with push: %+v %v", cv, err)
+	}
+	versions, err := s.ListCatalogVersions(ctx, "pushed")
+	if err != nil || versions[0].OCIDigest != "sha256:aa" {
+		t.Errorf("versions = %+v %v", versions, err)
 	}
 }

@@ -1,0 +1,3 @@
+DROP TABLE signature_checks;
+DROP TABLE publisher_keys;
+ALTER TABLE catalog_versions DROP COLUMN oci_digest, DROP COLUMN oci_reference;
