@@ -95,6 +95,7 @@ func (s *Server) publishCatalog(w http.ResponseWriter, r *http.Request) error {
 	}
 	cv, created, err := s.store.PublishCatalog(r.Context(), store.PublishCatalogParams{
 		Name: name, Version: version, Publisher: publisher, Content: body, Document: doc, Catalog: cat,
+		Push: s.pushCatalog(name, version, body),
 	})
 	if err != nil {
 		return err
@@ -164,6 +165,7 @@ func (s *Server) listCatalogs(w http.ResponseWriter, r *http.Request) error {
 	if cs == nil {
 		cs = []store.CatalogSummary{}
 	}
+	s.annotateLatest(r.Context(), cs)
 	return readJSON(w, map[string]any{"catalogs": cs})
 }
 
@@ -172,7 +174,9 @@ func (s *Server) getCatalog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return readJSON(w, c)
+	cs := []store.CatalogSummary{c}
+	s.annotateLatest(r.Context(), cs)
+	return readJSON(w, cs[0])
 }
 
 func (s *Server) listCatalogVersions(w http.ResponseWriter, r *http.Request) error {
@@ -180,6 +184,7 @@ func (s *Server) listCatalogVersions(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
+	s.annotateCatalogVersions(r.Context(), vs)
 	return readJSON(w, map[string]any{"versions": vs})
 }
 
@@ -213,6 +218,7 @@ func (s *Server) getFunction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.annotateFunctionVersions(r.Context(), f.Entries)
 	return readJSON(w, f)
 }
 
@@ -221,6 +227,7 @@ func (s *Server) getFunctionVersion(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
+	s.annotateFunctionVersions(r.Context(), fvs)
 	return readJSON(w, map[string]any{"entries": fvs})
 }
 
@@ -234,6 +241,9 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	fvs := []store.FunctionVersion{res.Function}
+	s.annotateFunctionVersions(r.Context(), fvs)
+	res.Function = fvs[0]
 	return readJSON(w, res)
 }
 

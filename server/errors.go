@@ -58,8 +58,11 @@ func statusOf(err error) (int, string, []errorDetail) {
 		invalid  *invalidDocument
 		bad      *badRequest
 		tooLarge *http.MaxBytesError
+		upstream *upstreamError
 	)
 	switch {
+	case errors.As(err, &upstream):
+		return http.StatusBadGateway, upstream.message, nil
 	case errors.As(err, &invalid):
 		return http.StatusUnprocessableEntity, invalid.message, details(invalid.findings)
 	case errors.As(err, &bad):
@@ -91,7 +94,7 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 			return
 		}
 		status, msg, det := statusOf(err)
-		if status == http.StatusInternalServerError {
+		if status == http.StatusInternalServerError || status == http.StatusBadGateway {
 			s.logger.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
 		}
 		if status == http.StatusUnauthorized {

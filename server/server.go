@@ -34,6 +34,7 @@ type Store interface {
 	GetFunction(ctx context.Context, group, kind string) (store.FunctionDetail, error)
 	GetFunctionVersion(ctx context.Context, group, kind, version string) ([]store.FunctionVersion, error)
 	Resolve(ctx context.Context, apiVersion, kind string, catalogs []string) (store.Resolution, error)
+	KeyStore
 }
 
 // DefaultMaxBodyBytes is the default limit on a request body.
@@ -51,6 +52,10 @@ type Config struct {
 	// Cache serves catalog.yaml and definition.yaml without querying the store for content it
 	// holds. Nil disables caching.
 	Cache *ContentCache
+	// OCI, when set, receives every new catalog version at OCIPrefix/catalogs/NAME:VERSION, and is
+	// where signatures are looked up.
+	OCI       Registry
+	OCIPrefix string
 	// Mount adds routes of other packages (the website) to the router.
 	Mount func(r chi.Router)
 }
@@ -64,6 +69,11 @@ type Server struct {
 	cache     *ContentCache
 	metrics   *httpMetrics
 	router    chi.Router
+
+	keys           KeyStore
+	registry       Registry
+	registryPrefix string
+	signatures     *signatureChecker
 }
 
 //go:embed openapi.yaml
@@ -74,9 +84,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil || cfg.Validator == nil {
 		return nil, fmt.Errorf("new server: a store and a validator are required")
 	}
-	s := &Server{store: cfg.Store, validator: cfg.Validator, logger: cfg.Logger, maxBody: cfg.MaxBodyBytes, cache: cfg.Cache}
+	s := &Server{store: cfg.Store, validator: cfg.Validator, logger: cfg.Logger, maxBody: cfg.MaxBodyBytes, cache: cfg.Cache,
+		keys: cfg.Store, registry: cfg.OCI, registryPrefix: cfg.OCIPrefix}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.registry != nil {
+		s.signatures = &signatureChecker{registry: s.registry, keys: cfg.Store, logger: s.logger}
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
@@ -117,6 +131,9 @@ func New(cfg Config) (*Server, error) {
 		r.Get("/functions/{group}/{kind}", s.handle(s.getFunction))
 		r.Get("/functions/{group}/{kind}/versions/{version}", s.handle(s.getFunctionVersion))
 		r.Get("/resolve", s.handle(s.resolve))
+		r.With(s.authenticate).Put("/publishers/{name}/keys", s.handle(s.addKey))
+		r.Get("/publishers/{name}/keys", s.handle(s.listKeys))
+		r.With(s.authenticate).Delete("/publishers/{name}/keys/{fingerprint}", s.handle(s.deleteKey))
 		r.Post("/validate", s.handle(s.validate))
 		r.NotFound(s.handle(func(http.ResponseWriter, *http.Request) error {
 			return store.Errorf(store.ErrNotFound, "no such API endpoint")

@@ -253,6 +253,9 @@ type FunctionVersion struct {
 	ImageDigest string         `json:"imageDigest,omitempty"`
 	Spec        map[string]any `json:"spec"`
 	Source      Source         `json:"source"`
+	// Signature is verified, signed or unsigned for a version whose artifacts are in OCI
+	// registries; the server fills it in.
+	Signature string `json:"signature,omitempty"`
 }
 
 // Source is where a function version was published.

@@ -7,15 +7,19 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/server"
 	"github.com/krm-catalog/krm-catalog/store"
+	"github.com/krm-catalog/krm-catalog/web"
 )
 
 func newServeCmd(streams IO) *cobra.Command {
@@ -25,6 +29,8 @@ func newServeCmd(streams IO) *cobra.Command {
 		maxBody   int64
 		cacheSize int64
 		logFormat string
+		registry  string
+		plainHTTP bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -40,7 +46,11 @@ the cluster.`,
 			if err != nil {
 				return &exitError{code: ExitUsage, err: err}
 			}
-			return serve(cmd.Context(), logger, db, addr, maxBody, cacheSize)
+			reg, err := registryClient(registry, plainHTTP)
+			if err != nil {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			return serve(cmd.Context(), logger, db, addr, maxBody, cacheSize, reg, registry)
 		},
 	}
 	db.register(cmd)
@@ -48,7 +58,25 @@ the cluster.`,
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body accepted, in bytes")
 	cmd.Flags().Int64Var(&cacheSize, "cache-size", 64<<20, "bytes of catalog.yaml and definition.yaml responses kept in memory")
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	cmd.Flags().StringVar(&registry, "registry", "", "push every published catalog version to PREFIX/catalogs/NAME:VERSION and report signatures (e.g. registry.example.com/krm)")
+	cmd.Flags().BoolVar(&plainHTTP, "registry-plain-http", false, "talk plain HTTP to the registry (automatic for localhost and 127.0.0.1)")
 	return cmd
+}
+
+// registryClient is the service's OCI client: credentials from the docker config, no cache (the
+// service reads signatures, which must be fresh).
+func registryClient(prefix string, plainHTTP bool) (server.Registry, error) {
+	if prefix == "" {
+		return nil, nil
+	}
+	if _, err := oci.ParseReference(strings.TrimPrefix(prefix, "oci://") + "/catalogs/x:v"); err != nil {
+		return nil, fmt.Errorf("--registry %q is not a registry/repository prefix: %w", prefix, err)
+	}
+	creds, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("docker config: %w", err)
+	}
+	return oci.NewClient(oci.Options{Credentials: creds, PlainHTTP: plainHTTP, UserAgent: "krm-catalog/" + currentVersion().Version}), nil
 }
 
 func newLogger(streams IO, format string) (*slog.Logger, error) {
@@ -61,7 +89,7 @@ func newLogger(streams IO, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }
 
-func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, maxBody, cacheSize int64) error {
+func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, maxBody, cacheSize int64, registry server.Registry, registryPrefix string) error {
 	// Listen first: a taken port should fail before a database is started for nothing.
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -89,7 +117,11 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), server.NewPoolCollector(st.Pool()))
 	cache := server.NewContentCache(cacheSize)
-	srv, err := server.New(server.Config{Store: st, Validator: validator, Logger: logger, Registry: reg, MaxBodyBytes: maxBody, Cache: cache})
+	site, err := web.New(web.Config{Store: st, Logger: logger})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{Store: st, Validator: validator, Logger: logger, Registry: reg, MaxBodyBytes: maxBody, Cache: cache, Mount: site.Mount})
 	if err != nil {
 		return err
 	}
