@@ -98,17 +98,18 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 	return out.Items, fr, nil
 }
 
-// Prepare builds n steps with step. A step whose config is invalid returns results (and an error);
-// Prepare goes on with the others so that every invalid config is reported at once, and then
-// returns the results of all of them with the first such error. Any other error stops it.
-func Prepare(n int, step func(i int) (Step, []Result, error)) ([]Step, []FunctionResults, error) {
-	var steps []Step
+// Prepare readies n steps in two passes: check(i) resolves and validates the i-th one, returning
+// its name and, when its config is invalid, results (with an error); build(i) makes its step. Every
+// check runs first, so that all invalid configs are reported at once and nothing is fetched or run
+// when one is invalid; the results of the invalid ones come back with the first such error. Any
+// other error stops Prepare.
+func Prepare(n int, check func(i int) (string, []Result, error), build func(i int) (Step, error)) ([]Step, []FunctionResults, error) {
 	var invalid []FunctionResults
 	var firstErr error
 	for i := range n {
-		s, results, err := step(i)
+		name, results, err := check(i)
 		if len(results) > 0 {
-			invalid = append(invalid, FunctionResults{Function: s.Name, ExitCode: 1, Results: results})
+			invalid = append(invalid, FunctionResults{Function: name, ExitCode: 1, Results: results})
 			if firstErr == nil {
 				firstErr = err
 			}
@@ -117,10 +118,17 @@ func Prepare(n int, step func(i int) (Step, []Result, error)) ([]Step, []Functio
 		if err != nil {
 			return nil, nil, err
 		}
-		steps = append(steps, s)
 	}
 	if len(invalid) > 0 {
 		return nil, invalid, firstErr
+	}
+	steps := make([]Step, 0, n)
+	for i := range n {
+		s, err := build(i)
+		if err != nil {
+			return nil, nil, err
+		}
+		steps = append(steps, s)
 	}
 	return steps, nil, nil
 }

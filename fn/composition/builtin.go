@@ -76,7 +76,11 @@ func (k *kustomizeFunction) Run(_ context.Context, in *fn.ResourceList) (*fn.Res
 		}
 	}
 	if len(in.Items) > 0 {
-		data, err := (&fn.ResourceList{Items: in.Items}).EncodeOutput(fn.Input{Stream: true})
+		carried, err := carryIDs(in.Items)
+		if err != nil {
+			return nil, err
+		}
+		data, err := (&fn.ResourceList{Items: carried}).EncodeOutput(fn.Input{Stream: true})
 		if err != nil {
 			return nil, err
 		}
@@ -113,8 +117,49 @@ func (k *kustomizeFunction) Run(_ context.Context, in *fn.ResourceList) (*fn.Res
 	res := &fn.ResourceList{APIVersion: in.APIVersion, FunctionConfig: in.FunctionConfig}
 	if list != nil {
 		res.Items = list.Items
+		if err := restoreIDs(res.Items); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
+}
+
+// kustomize drops internal.config.kubernetes.io annotations, and with them the id the pipeline
+// uses to give each resource back its comments, field order and styles. The id travels through
+// kustomize under an ordinary annotation instead.
+const (
+	idAnnotation      = "internal.config.kubernetes.io/id"
+	carrierAnnotation = "krm-catalog.dev/pipeline-id"
+)
+
+func carryIDs(items []*yaml.RNode) ([]*yaml.RNode, error) {
+	out := make([]*yaml.RNode, len(items))
+	for i, it := range items {
+		c := it.Copy()
+		if id := c.GetAnnotations()[idAnnotation]; id != "" {
+			if err := c.PipeE(yaml.SetAnnotation(carrierAnnotation, id)); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+func restoreIDs(items []*yaml.RNode) error {
+	for _, it := range items {
+		id := it.GetAnnotations()[carrierAnnotation]
+		if id == "" {
+			continue
+		}
+		if err := it.PipeE(yaml.ClearAnnotation(carrierAnnotation)); err != nil {
+			return err
+		}
+		if err := it.PipeE(yaml.SetAnnotation(idAnnotation, id)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // overlayFS is the file system on disk with a few files added in memory in one directory: the

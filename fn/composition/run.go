@@ -7,30 +7,44 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/runner"
 )
 
-// StepPreparer readies a function transformer: resolution, schema validation, permissions. It is
-// runner.Runner.Step.
+// StepPreparer readies a function transformer in two passes, as runner.Runner does: Check resolves
+// and validates (results describe schema violations), Build applies permissions and fetches.
 type StepPreparer interface {
-	Step(ctx context.Context, cfg *yaml.RNode, baseDir string) (fn.Step, []fn.Result, error)
+	Check(ctx context.Context, cfg *yaml.RNode) (*runner.Checked, []fn.Result, error)
+	Build(ctx context.Context, c *runner.Checked, baseDir string) (fn.Step, error)
 }
 
-// Steps turns the consolidated transformers into pipeline steps. Every function is prepared (and
-// its config validated) before any step runs; schema violations come back as results.
+// Steps turns the consolidated transformers into pipeline steps. Every function is resolved and
+// its config validated before anything is fetched or runs; schema violations come back as results.
 func (c *Consolidated) Steps(ctx context.Context, p StepPreparer) ([]fn.Step, []fn.FunctionResults, error) {
-	return fn.Prepare(len(c.Transformers), func(i int) (fn.Step, []fn.Result, error) {
+	checked := make([]*runner.Checked, len(c.Transformers))
+	return fn.Prepare(len(c.Transformers), func(i int) (string, []fn.Result, error) {
 		t := c.Transformers[i]
 		if isBuiltin(t.Config) || isKustomization(t.Config) {
+			return t.ID(), nil, nil
+		}
+		ch, results, err := p.Check(ctx, t.Config)
+		if err != nil && len(results) == 0 {
+			return "", nil, fmt.Errorf("transformer %s (from %s): %w", t.ID(), t.File, err)
+		}
+		checked[i] = ch
+		return ch.Name, results, err
+	}, func(i int) (fn.Step, error) {
+		t := c.Transformers[i]
+		if checked[i] == nil {
 			return fn.Step{
 				Name:     fmt.Sprintf("%s %s %s (kustomize)", t.Config.GetApiVersion(), t.Config.GetKind(), name(t.Config)),
 				Function: &kustomizeFunction{dir: t.Dir(), config: t.Config},
-			}, nil, nil
+			}, nil
 		}
-		s, results, err := p.Step(ctx, t.Config, t.Dir())
-		if err != nil && len(results) == 0 {
-			err = fmt.Errorf("transformer %s (from %s): %w", t.ID(), t.File, err)
+		s, err := p.Build(ctx, checked[i], t.Dir())
+		if err != nil {
+			return fn.Step{}, fmt.Errorf("transformer %s (from %s): %w", t.ID(), t.File, err)
 		}
-		return s, results, err
+		return s, nil
 	})
 }
 

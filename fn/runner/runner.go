@@ -135,46 +135,64 @@ func (r *Runner) Run(ctx context.Context, configs []*yaml.RNode, items []*yaml.R
 	return fn.Run(ctx, steps, items)
 }
 
-// Prepare resolves every config, validates it against its schema, and readies what will run:
-// executables are fetched and verified here, before any function runs. Schema violations come back
-// as error results with ErrInvalidConfig.
+// Prepare resolves every config and validates it against its schema, then readies what will run
+// (executables are fetched and verified here, before any function runs). When a config violates
+// its schema, nothing is fetched: the violations come back as error results with ErrInvalidConfig.
 func (r *Runner) Prepare(ctx context.Context, configs []*yaml.RNode) ([]fn.Step, []fn.FunctionResults, error) {
-	return fn.Prepare(len(configs), func(i int) (fn.Step, []fn.Result, error) {
-		s, results, err := r.Step(ctx, configs[i], r.o.BaseDir)
+	checked := make([]*Checked, len(configs))
+	return fn.Prepare(len(configs), func(i int) (string, []fn.Result, error) {
+		c, results, err := r.Check(ctx, configs[i])
 		if err != nil && len(results) == 0 {
-			err = fmt.Errorf("function config %d: %w", i+1, err)
+			return "", nil, fmt.Errorf("function config %d: %w", i+1, err)
 		}
-		return s, results, err
+		checked[i] = c
+		return c.Name, results, err
+	}, func(i int) (fn.Step, error) {
+		return r.Build(ctx, checked[i], r.o.BaseDir)
 	})
 }
 
-// Step readies one function config; baseDir resolves relative paths of an explicit runtime. When
-// the config violates the function's schema the results say how, the error wraps
-// ErrInvalidConfig, and the step's Name is still set.
-func (r *Runner) Step(ctx context.Context, cfg *yaml.RNode, baseDir string) (fn.Step, []fn.Result, error) {
+// Checked is a function config resolved to its runtime and validated against its schema.
+type Checked struct {
+	// Name says what it is: apiVersion and kind.
+	Name string
+	cfg  *yaml.RNode
+	res  *resolver.Resolution
+}
+
+// Check resolves a config and validates it against the function's schema. When it violates the
+// schema the results say how and the error wraps ErrInvalidConfig; the Checked is returned either
+// way once resolution succeeded.
+func (r *Runner) Check(ctx context.Context, cfg *yaml.RNode) (*Checked, []fn.Result, error) {
 	res, err := r.o.Resolver.Resolve(ctx, cfg)
 	if err != nil {
-		return fn.Step{}, nil, err
+		return nil, nil, err
 	}
-	name := describe(res)
+	c := &Checked{Name: describe(res), cfg: cfg, res: res}
 	if res.Explicit == nil && res.Version.Schema != nil {
 		results, err := r.validate(res, cfg)
 		if err != nil {
-			return fn.Step{Name: name}, nil, fmt.Errorf("%s: %w", name, err)
+			return c, nil, fmt.Errorf("%s: %w", c.Name, err)
 		}
 		if len(results) > 0 {
 			msgs := make([]string, len(results))
 			for i, x := range results {
 				msgs[i] = x.String()
 			}
-			return fn.Step{Name: name}, results, fmt.Errorf("%s: %w; nothing ran:\n  %s", name, ErrInvalidConfig, strings.Join(msgs, "\n  "))
+			return c, results, fmt.Errorf("%s: %w; nothing ran:\n  %s", c.Name, ErrInvalidConfig, strings.Join(msgs, "\n  "))
 		}
 	}
-	f, kind, err := r.function(ctx, res, baseDir)
+	return c, nil, nil
+}
+
+// Build readies the step of a checked config: permissions are applied and what will run is fetched
+// and verified. baseDir resolves relative paths of an explicit runtime.
+func (r *Runner) Build(ctx context.Context, c *Checked, baseDir string) (fn.Step, error) {
+	f, kind, err := r.function(ctx, c.res, baseDir)
 	if err != nil {
-		return fn.Step{Name: name}, nil, fmt.Errorf("%s: %w", name, err)
+		return fn.Step{}, fmt.Errorf("%s: %w", c.Name, err)
 	}
-	return fn.Step{Name: name + " (" + kind + ")", Function: f, Config: withoutRuntimeField(cfg)}, nil, nil
+	return fn.Step{Name: c.Name + " (" + kind + ")", Function: f, Config: withoutRuntimeField(c.cfg)}, nil
 }
 
 func describe(res *resolver.Resolution) string {
@@ -365,18 +383,11 @@ func (r *Runner) containerEngine() (string, error) {
 
 func (r *Runner) catalogContainer(_ context.Context, res *resolver.Resolution) (fn.Function, error) {
 	c := res.Version.Runtime.Container
-	engine, err := r.containerEngine()
-	if err != nil {
-		if r.o.Runtime == "" && errors.Is(err, container.ErrNoEngine) {
-			return nil, fmt.Errorf("container: %w: %w", errUnavailable, err)
-		}
-		return nil, err
-	}
 	image := c.PinnedImage()
 	if !strings.Contains(image, "@sha256:") {
 		return nil, fmt.Errorf("%w: the catalog does not pin image %s by digest; krm-catalog runs catalog images by digest only", fn.ErrNotAllowed, c.Image)
 	}
-	cfg := container.Config{Engine: engine, Image: image}
+	cfg := container.Config{Image: image}
 	if c.RequireNetwork {
 		if !r.o.AllowNetwork {
 			return nil, fmt.Errorf("%w: the function requires network access; grant it with --allow-network", fn.ErrNotAllowed)
@@ -394,6 +405,14 @@ func (r *Runner) catalogContainer(_ context.Context, res *resolver.Resolution) (
 		}
 		cfg.Mounts = r.o.Mounts
 	}
+	engine, err := r.containerEngine()
+	if err != nil {
+		if r.o.Runtime == "" && errors.Is(err, container.ErrNoEngine) {
+			return nil, fmt.Errorf("container: %w: %w", errUnavailable, err)
+		}
+		return nil, err
+	}
+	cfg.Engine = engine
 	return r.containerFunction(cfg, res.Version.SpecV2()), nil
 }
 

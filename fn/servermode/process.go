@@ -74,6 +74,14 @@ func (p *Process) Stop() error {
 	return nil
 }
 
+// Kill ends the process at once, without clean-up, as a crash would.
+func (p *Process) Kill() error {
+	if p.cmd.Process == nil {
+		return nil
+	}
+	return p.cmd.Process.Kill()
+}
+
 // FreeLoopbackAddr returns a 127.0.0.1 address with a port that was free a moment ago. The server
 // binds it itself; should another process take the port first, the server exits and is restarted.
 func FreeLoopbackAddr() (string, error) {
