@@ -1,0 +1,198 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/store"
+)
+
+type catalogRow struct {
+	store.CatalogSummary
+	URL          string
+	PublisherURL string
+}
+
+// catalogTable is the table of catalogs the catalogs and publisher pages share.
+type catalogTable struct {
+	Label         string // the id of the heading that names the table
+	WithPublisher bool
+	Rows          []catalogRow
+}
+
+type catalogsPage struct {
+	Catalogs []catalogRow
+	Table    catalogTable
+	Base     string
+}
+
+func (s *Site) catalogs(w http.ResponseWriter, r *http.Request) error {
+	cs, err := s.store.ListCatalogs(r.Context())
+	if err != nil {
+		return err
+	}
+	rows := catalogRows(cs)
+	return s.render(w, r, http.StatusOK, "catalogs", page{Title: "Catalogs", Section: "catalogs", Body: catalogsPage{Catalogs: rows, Table: catalogTable{Label: "catalogs-title", WithPublisher: true, Rows: rows}, Base: baseURL(r)}})
+}
+
+func catalogRows(cs []store.CatalogSummary) []catalogRow {
+	out := make([]catalogRow, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, catalogRow{CatalogSummary: c, URL: catalogURL(c.Name), PublisherURL: publisherURL(c.Publisher)})
+	}
+	return out
+}
+
+type catalogVersionRow struct {
+	store.CatalogVersion
+	URL         string // its page
+	DocumentURL string
+	Selected    bool
+}
+
+// catalogFunction is one function a catalog version lists.
+type catalogFunction struct {
+	Group, Kind, Description string
+	URL                      string
+	Versions                 []string
+	Runtimes                 []string
+}
+
+type catalogPage struct {
+	Name        string
+	Publisher   link
+	Latest      string
+	Version     store.CatalogVersion
+	Versions    []catalogVersionRow
+	Functions   []catalogFunction
+	LatestCurl  snippet
+	PinnedCurl  snippet
+	Signature   *signatureView
+	DocumentURL string
+}
+
+func (s *Site) catalog(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	name := chi.URLParam(r, "name")
+	c, err := s.store.GetCatalog(ctx, name)
+	if err != nil {
+		return err
+	}
+	versions, err := s.store.ListCatalogVersions(ctx, name)
+	if err != nil {
+		return err
+	}
+	p := catalogPage{Name: c.Name, Publisher: link{Label: c.Publisher, URL: publisherURL(c.Publisher)}}
+	if c.Latest != nil {
+		p.Latest = c.Latest.Version
+	}
+	selected := r.URL.Query().Get("version")
+	if selected == "" {
+		selected = p.Latest
+	}
+	if s.signatures != nil {
+		s.signatures.AnnotateCatalogVersions(ctx, versions)
+	}
+	found := false
+	for _, v := range versions {
+		row := catalogVersionRow{CatalogVersion: v, Selected: v.Version == selected,
+			URL:         catalogURL(name) + "?version=" + url.QueryEscape(v.Version),
+			DocumentURL: catalogURL(name) + "/" + url.PathEscape(v.Version) + "/catalog.yaml"}
+		if row.Selected {
+			p.Version, p.DocumentURL, found = v, row.DocumentURL, true
+		}
+		p.Versions = append(p.Versions, row)
+	}
+	if !found {
+		return store.Errorf(store.ErrNotFound, "catalog %q has no version %q", name, selected)
+	}
+	if sv, ok := signatureWords[p.Version.Signature]; ok {
+		sv.Status = p.Version.Signature
+		p.Signature = &sv
+	}
+	content, err := s.store.CatalogContent(ctx, name, selected)
+	if err != nil {
+		return err
+	}
+	if p.Functions, err = catalogFunctions(content); err != nil {
+		return err
+	}
+	base := baseURL(r)
+	p.LatestCurl = snippet{ID: "curl-latest", Title: "curl command for the latest version", Text: "curl -fsSL " + base + catalogURL(name) + "/catalog.yaml"}
+	p.PinnedCurl = snippet{ID: "curl-pinned", Title: "curl command for this version", Text: "curl -fsSL " + base + p.DocumentURL}
+	return s.render(w, r, http.StatusOK, "catalog", page{Title: name + " – catalog", Section: "catalogs", Body: p})
+}
+
+// catalogFunctions lists the functions of a published catalog from its bytes: the store indexes
+// only current versions, and a catalog page may show an older one.
+func catalogFunctions(c store.Content) ([]catalogFunction, error) {
+	docs, findings := catalog.Decode("catalog.yaml", c.Bytes)
+	if findings.HasErrors() || len(docs) != 1 {
+		return nil, fmt.Errorf("read catalog %s %s: the stored document does not decode", c.Name, c.Version)
+	}
+	cat, err := catalog.DecodeCatalog(docs[0])
+	if err != nil {
+		return nil, fmt.Errorf("read catalog %s %s: %w", c.Name, c.Version, err)
+	}
+	out := make([]catalogFunction, 0, len(cat.Functions))
+	for _, f := range cat.Functions {
+		cf := catalogFunction{Group: f.Group, Kind: f.Kind, Description: f.Description, URL: functionURL(f.Group, f.Kind)}
+		for _, v := range f.Versions {
+			cf.Versions = append(cf.Versions, v.Name)
+			for _, k := range v.Runtime.Kinds() {
+				if !slices.Contains(cf.Runtimes, k) {
+					cf.Runtimes = append(cf.Runtimes, k)
+				}
+			}
+		}
+		cf.Versions = sortVersions(cf.Versions)
+		out = append(out, cf)
+	}
+	return out, nil
+}
+
+type publisherPage struct {
+	Publisher store.Publisher
+	Catalogs  []catalogRow
+	Table     catalogTable
+	Functions []resultCard
+	MoreURL   string // the search for all its functions, when the page shows only some
+	Keys      []store.Key
+}
+
+// publisherFunctionsShown is how many functions the publisher page lists before linking to search.
+const publisherFunctionsShown = 50
+
+func (s *Site) publisher(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	name := chi.URLParam(r, "name")
+	pub, err := s.store.GetPublisher(ctx, name)
+	if err != nil {
+		return err
+	}
+	cs, err := s.store.PublisherCatalogs(ctx, name)
+	if err != nil {
+		return err
+	}
+	fns, err := s.store.PublisherFunctions(ctx, name, publisherFunctionsShown)
+	if err != nil {
+		return err
+	}
+	p := publisherPage{Publisher: pub, Catalogs: catalogRows(cs)}
+	p.Table = catalogTable{Label: "catalogs-title", Rows: p.Catalogs}
+	for _, f := range fns {
+		p.Functions = append(p.Functions, card(f, searchParams{}))
+	}
+	if pub.Functions > len(fns) {
+		p.MoreURL = searchParams{Publisher: name}.URL()
+	}
+	if p.Keys, err = s.store.ListKeys(ctx, name); err != nil {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, "publisher", page{Title: name + " – publisher", Body: p})
+}

@@ -1,0 +1,230 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/store"
+)
+
+// fakeStore serves the example catalog from memory, the way the PostgreSQL store would describe it.
+type fakeStore struct {
+	content   store.Content
+	catalog   store.CatalogSummary
+	functions []store.FunctionDetail
+	keys      []store.Key
+	// searched records the last search query.
+	searched store.SearchQuery
+	// fail makes every method fail with it.
+	fail error
+}
+
+var published = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
+
+func newFakeStore(t testing.TB) *fakeStore {
+	t.Helper()
+	data, err := os.ReadFile("../examples/catalog.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, findings := catalog.Decode("catalog.yaml", data)
+	if findings.HasErrors() {
+		t.Fatal(findings)
+	}
+	cat, err := catalog.DecodeCatalog(docs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := store.Digest(data)
+	f := &fakeStore{content: store.Content{Name: cat.Name, Version: "1.0.0", Bytes: data, Digest: digest}}
+	cv := store.CatalogVersion{Catalog: cat.Name, Version: "1.0.0", Digest: digest, Publisher: "example.com", PublishedAt: published, Size: len(data), Latest: true, Functions: len(cat.Functions)}
+	f.catalog = store.CatalogSummary{Name: cat.Name, Publisher: "example.com", CreatedAt: published, Versions: 1, Latest: &cv}
+	spec, _ := docs[0].Value["spec"].(map[string]any)
+	rawFns, _ := spec["krmFunctions"].([]any)
+	for i, fn := range cat.Functions {
+		d := store.FunctionDetail{
+			FunctionSummary: store.FunctionSummary{Group: fn.Group, Kind: fn.Kind, Publisher: fn.Publisher, Description: fn.Description,
+				Tags: fn.Tags, Catalogs: []string{cat.Name}},
+			Home: fn.Home, Maintainers: fn.Maintainers,
+		}
+		rawVersions, _ := rawFns[i].(map[string]any)["versions"].([]any)
+		for j, v := range fn.Versions {
+			d.Versions = append(d.Versions, v.Name)
+			for _, k := range v.Runtime.Kinds() {
+				if !slices.Contains(d.Runtimes, k) {
+					d.Runtimes = append(d.Runtimes, k)
+				}
+			}
+			fv := store.FunctionVersion{Group: fn.Group, Kind: fn.Kind, Version: v.Name, APIVersion: fn.APIVersion(v), Publisher: fn.Publisher,
+				Description: fn.Description, Home: fn.Home, Maintainers: fn.Maintainers, Tags: fn.Tags, Runtimes: v.Runtime.Kinds(),
+				Spec:   roundTrip(t, rawVersions[j]),
+				Source: store.Source{Catalog: cat.Name, CatalogVersion: "1.0.0", Digest: digest, PublishedAt: published}}
+			d.Entries = append(d.Entries, fv)
+		}
+		f.functions = append(f.functions, d)
+	}
+	return f
+}
+
+// roundTrip makes a value look as it does read back from jsonb: numbers become float64.
+func roundTrip(t testing.TB, v any) map[string]any {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (f *fakeStore) SearchFunctions(_ context.Context, q store.SearchQuery) (store.SearchResult, error) {
+	f.searched = q
+	if f.fail != nil {
+		return store.SearchResult{}, f.fail
+	}
+	if q.PageToken == "bad" {
+		return store.SearchResult{}, store.ErrBadPageToken
+	}
+	res := store.SearchResult{Functions: []store.FunctionSummary{}}
+	tags := map[string]int{}
+	runtimes := map[string]int{}
+	for _, d := range f.functions {
+		text := strings.ToLower(d.Kind + " " + d.Description)
+		if q.Text != "" && !strings.Contains(text, strings.ToLower(q.Text)) {
+			continue
+		}
+		if q.Runtime != "" && !slices.Contains(d.Runtimes, q.Runtime) {
+			continue
+		}
+		ok := true
+		for _, t := range q.Tags {
+			ok = ok && slices.Contains(d.Tags, t)
+		}
+		if !ok {
+			continue
+		}
+		res.Functions = append(res.Functions, d.FunctionSummary)
+		for _, t := range d.Tags {
+			tags[t]++
+		}
+		for _, r := range d.Runtimes {
+			runtimes[r]++
+		}
+	}
+	res.Total = len(res.Functions)
+	res.Facets.Publisher = []store.FacetCount{{Value: "example.com", Count: res.Total}}
+	for k, n := range tags {
+		res.Facets.Tag = append(res.Facets.Tag, store.FacetCount{Value: k, Count: n})
+	}
+	for k, n := range runtimes {
+		res.Facets.Runtime = append(res.Facets.Runtime, store.FacetCount{Value: k, Count: n})
+	}
+	byCount := func(a, b store.FacetCount) int {
+		if a.Count != b.Count {
+			return b.Count - a.Count
+		}
+		return strings.Compare(a.Value, b.Value)
+	}
+	slices.SortFunc(res.Facets.Tag, byCount)
+	slices.SortFunc(res.Facets.Runtime, byCount)
+	if q.Limit > 0 && len(res.Functions) > q.Limit {
+		res.Functions = res.Functions[:q.Limit]
+		res.NextPageToken = "next"
+	}
+	return res, nil
+}
+
+func (f *fakeStore) GetFunction(_ context.Context, group, kind string) (store.FunctionDetail, error) {
+	if f.fail != nil {
+		return store.FunctionDetail{}, f.fail
+	}
+	for _, d := range f.functions {
+		if d.Group == group && d.Kind == kind {
+			return d, nil
+		}
+	}
+	return store.FunctionDetail{}, store.Errorf(store.ErrNotFound, "no function %s/%s", group, kind)
+}
+
+func (f *fakeStore) ListCatalogs(context.Context) ([]store.CatalogSummary, error) {
+	return []store.CatalogSummary{f.catalog}, f.fail
+}
+
+func (f *fakeStore) GetCatalog(_ context.Context, name string) (store.CatalogSummary, error) {
+	if name != f.catalog.Name {
+		return store.CatalogSummary{}, store.Errorf(store.ErrNotFound, "no catalog %q", name)
+	}
+	return f.catalog, f.fail
+}
+
+func (f *fakeStore) ListCatalogVersions(_ context.Context, name string) ([]store.CatalogVersion, error) {
+	if name != f.catalog.Name {
+		return nil, store.Errorf(store.ErrNotFound, "no catalog %q", name)
+	}
+	return []store.CatalogVersion{*f.catalog.Latest}, f.fail
+}
+
+func (f *fakeStore) CatalogContent(_ context.Context, name, version string) (store.Content, error) {
+	if name != f.catalog.Name || version != "" && version != f.content.Version {
+		return store.Content{}, store.Errorf(store.ErrNotFound, "catalog %q has no version %s", name, version)
+	}
+	return f.content, f.fail
+}
+
+func (f *fakeStore) GetPublisher(_ context.Context, name string) (store.Publisher, error) {
+	if name != "example.com" {
+		return store.Publisher{}, store.Errorf(store.ErrNotFound, "no publisher %q", name)
+	}
+	return store.Publisher{Name: name, CreatedAt: published, Functions: len(f.functions), Catalogs: 1}, f.fail
+}
+
+func (f *fakeStore) PublisherFunctions(_ context.Context, name string, limit int) ([]store.FunctionSummary, error) {
+	var out []store.FunctionSummary
+	for _, d := range f.functions {
+		if d.Publisher == name && len(out) < limit {
+			out = append(out, d.FunctionSummary)
+		}
+	}
+	return out, f.fail
+}
+
+func (f *fakeStore) PublisherCatalogs(_ context.Context, name string) ([]store.CatalogSummary, error) {
+	if name != f.catalog.Publisher {
+		return nil, f.fail
+	}
+	return []store.CatalogSummary{f.catalog}, f.fail
+}
+
+func (f *fakeStore) ListKeys(_ context.Context, publisher string) ([]store.Key, error) {
+	var out []store.Key
+	for _, k := range f.keys {
+		if k.Publisher == publisher {
+			out = append(out, k)
+		}
+	}
+	return out, f.fail
+}
+
+// fakeSignatures annotates versions from a table: group/kind@version, or catalog@version.
+type fakeSignatures map[string]string
+
+func (f fakeSignatures) AnnotateFunctionVersions(_ context.Context, fvs []store.FunctionVersion) {
+	for i, fv := range fvs {
+		fvs[i].Signature = f[fv.Group+"/"+fv.Kind+"@"+fv.Version]
+	}
+}
+
+func (f fakeSignatures) AnnotateCatalogVersions(_ context.Context, vs []store.CatalogVersion) {
+	for i, v := range vs {
+		vs[i].Signature = f[v.Catalog+"@"+v.Version]
+	}
+}
