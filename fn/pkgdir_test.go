@@ -11,22 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-)
 
-func writeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+	"github.com/krm-catalog/krm-catalog/internal/fntest"
+)
 
 func readTree(t *testing.T, dir string) map[string]string {
 	t.Helper()
@@ -62,7 +49,7 @@ metadata:
 
 func TestReadPackageAnnotations(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, map[string]string{
+	dir := fntest.Tree(t, map[string]string{
 		"cm.yaml":          twoDocs,
 		"sub/deploy.yml":   "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n",
 		"values.yaml":      "replicas: 3\n",
@@ -96,7 +83,7 @@ func TestReadPackageAnnotations(t *testing.T) {
 
 func TestWritePackageRoundTripAndChanges(t *testing.T) {
 	t.Parallel()
-	dir := writeTree(t, map[string]string{
+	dir := fntest.Tree(t, map[string]string{
 		"cm.yaml":   twoDocs,
 		"gone.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n",
 		"same.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: same\n",
@@ -185,7 +172,7 @@ func TestWritePackageRefusesAndWritesNothing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := writeTree(t, map[string]string{"cm.yaml": twoDocs})
+			dir := fntest.Tree(t, map[string]string{"cm.yaml": twoDocs})
 			if tc.setup != nil {
 				tc.setup(t, dir)
 			}
@@ -209,7 +196,7 @@ func TestWritePackageRefusesAndWritesNothing(t *testing.T) {
 func TestWritePackageKeepsWideSequenceIndent(t *testing.T) {
 	t.Parallel()
 	wide := "apiVersion: v1\nkind: List\nmetadata:\n  name: l\nitems:\n  - a\n  - b\n"
-	dir := writeTree(t, map[string]string{"list.yaml": wide})
+	dir := fntest.Tree(t, map[string]string{"list.yaml": wide})
 	pkg, items, err := ReadPackage(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -12,23 +12,9 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
+	"github.com/krm-catalog/krm-catalog/internal/fntest"
 	"github.com/krm-catalog/krm-catalog/resolver"
 )
-
-func tree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // The KEP's own stories 1 and 2.
 const appComposition = `apiVersion: kustomize.config.k8s.io/v1alpha1
@@ -83,7 +69,7 @@ func ids(c *Consolidated) []string {
 
 func TestConsolidate(t *testing.T) {
 	t.Parallel()
-	dir := tree(t, map[string]string{
+	dir := fntest.Tree(t, map[string]string{
 		"app/composition.yaml":     appComposition,
 		"staging/composition.yaml": stagingComposition,
 		"append/composition.yaml": strings.Replace(stagingComposition, "- path: ../app/composition.yaml",
@@ -178,7 +164,7 @@ func TestConsolidateErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir := tree(t, tc.files)
+			dir := fntest.Tree(t, tc.files)
 			_, err := Load(filepath.Join(dir, "a"))
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error = %v, want ErrInvalid containing %q", err, tc.want)
@@ -189,7 +175,7 @@ func TestConsolidateErrors(t *testing.T) {
 
 func TestOverrideDeletes(t *testing.T) {
 	t.Parallel()
-	dir := tree(t, map[string]string{
+	dir := fntest.Tree(t, map[string]string{
 		"app/composition.yaml": appComposition,
 		"a/composition.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Composition\ntransformersFrom:\n- path: ../app\n" +
 			"transformerOverrides:\n- apiVersion: example.com/v1\n  kind: Logger\n  metadata:\n    name: logger\n  $patch: delete\n",
@@ -214,7 +200,7 @@ func TestKebab(t *testing.T) {
 
 func TestRunBuiltinsAndFunctions(t *testing.T) {
 	t.Parallel()
-	dir := tree(t, map[string]string{
+	dir := fntest.Tree(t, map[string]string{
 		"app/composition.yaml": `apiVersion: kustomize.config.k8s.io/v1alpha1
 kind: Composition
 transformers:
