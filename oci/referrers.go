@@ -2,12 +2,14 @@ package oci
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
@@ -95,27 +97,83 @@ func (c *Client) discover(ctx context.Context, refStr string, keys []sign.Public
 	}
 	repo, subject := sub.repo, sub.desc
 	d := Discovery{Subject: subject, Reference: sub.ref}
-	err = repo.Referrers(ctx, subject, "", func(rs []ocispec.Descriptor) error {
-		for _, r := range rs {
-			switch r.ArtifactType {
-			case MediaTypeDefinition:
-				d.Definitions = append(d.Definitions, r)
-			case sign.BundleMediaType:
-				// listed with the signatures below
-			default:
-				d.Others = append(d.Others, r)
-			}
+	refs, err := c.referrersOf(ctx, repo, subject, "")
+	if err != nil {
+		return Discovery{}, err
+	}
+	for _, r := range refs {
+		switch r.artifactType {
+		case MediaTypeDefinition:
+			d.Definitions = append(d.Definitions, r.desc)
+		case sign.BundleMediaType:
+			// listed with the signatures below
+		default:
+			d.Others = append(d.Others, r.desc)
 		}
-		return nil
-	})
-	if err != nil && !errors.Is(registryErr(err), ErrNotFound) {
-		return Discovery{}, fmt.Errorf("referrers: %w", err)
 	}
 	d.Signatures, err = c.signatures(ctx, repo, subject, keys)
 	if err != nil {
 		return Discovery{}, err
 	}
 	return d, nil
+}
+
+// referrer is a referrer whose manifest was fetched and checked.
+type referrer struct {
+	desc         ocispec.Descriptor // as listed, with the artifact type corrected
+	artifactType string
+	manifest     ocispec.Manifest
+	err          error // why the manifest could not be used
+}
+
+// referrersOf lists the referrers of subject, keeping those of artifactType ("" keeps all). The
+// artifact type is read from each (digest-checked) manifest, not believed from the listing:
+// registries differ in what they report there (go-containerregistry's reports the config media
+// type), and a listing is only a hint. A referrer whose manifest does not name subject as its
+// subject is dropped.
+func (c *Client) referrersOf(ctx context.Context, repo *remote.Repository, subject ocispec.Descriptor, artifactType string) ([]referrer, error) {
+	var listed []ocispec.Descriptor
+	err := repo.Referrers(ctx, subject, "", func(rs []ocispec.Descriptor) error {
+		listed = append(listed, rs...)
+		return nil
+	})
+	if err != nil && !errors.Is(registryErr(err), ErrNotFound) {
+		return nil, fmt.Errorf("referrers: %w", err)
+	}
+	var out []referrer
+	for _, l := range listed {
+		// Skip what the listing says is something else, unless the listing cannot be trusted to say.
+		if artifactType != "" && l.ArtifactType != artifactType && l.ArtifactType != "" && l.ArtifactType != ocispec.MediaTypeEmptyJSON {
+			continue
+		}
+		r := referrer{desc: l, artifactType: l.ArtifactType}
+		_, raw, err := c.fetchManifestByDesc(ctx, repo, l)
+		if err == nil {
+			err = json.Unmarshal(raw, &r.manifest)
+		}
+		if err != nil {
+			r.err = err
+			if artifactType == "" || l.ArtifactType == artifactType {
+				out = append(out, r)
+			}
+			continue
+		}
+		if r.manifest.Subject == nil || r.manifest.Subject.Digest != subject.Digest {
+			continue
+		}
+		r.artifactType = r.manifest.ArtifactType
+		if r.artifactType == "" {
+			r.artifactType = r.manifest.Config.MediaType
+		}
+		r.desc.ArtifactType = r.artifactType
+		if len(r.desc.Annotations) == 0 {
+			r.desc.Annotations = r.manifest.Annotations
+		}
+		if artifactType == "" || r.artifactType == artifactType {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 // Read returns the content of a one-file artifact (a catalog, definition or starlark script) of at

@@ -13,6 +13,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry/remote"
 
@@ -178,37 +179,25 @@ func (c *Client) legacySignatures(ctx context.Context, repo *remote.Repository, 
 }
 
 func (c *Client) bundleSignatures(ctx context.Context, repo *remote.Repository, subject ocispec.Descriptor, keys []sign.PublicKey) ([]Signature, error) {
-	var refs []ocispec.Descriptor
-	err := repo.Referrers(ctx, subject, sign.BundleMediaType, func(rs []ocispec.Descriptor) error {
-		refs = append(refs, rs...)
-		return nil
-	})
-	if err != nil && !errors.Is(registryErr(err), ErrNotFound) {
-		return nil, fmt.Errorf("referrers: %w", err)
+	refs, err := c.referrersOf(ctx, repo, subject, sign.BundleMediaType)
+	if err != nil {
+		return nil, err
 	}
 	var out []Signature
 	for _, r := range refs {
-		s := Signature{Format: FormatBundle, Manifest: r.Digest}
-		_, raw, err := c.fetchManifestByDesc(ctx, repo, r)
-		if err != nil {
-			s.setProblem(err)
+		s := Signature{Format: FormatBundle, Manifest: r.desc.Digest}
+		if r.err != nil {
+			s.setProblem(r.err)
 			out = append(out, s)
 			continue
 		}
-		var m ocispec.Manifest
-		if err := json.Unmarshal(raw, &m); err != nil || len(m.Layers) != 1 {
-			s.setProblem(fmt.Errorf("%w: a bundle referrer holds one layer", sign.ErrMalformed))
+		if len(r.manifest.Layers) != 1 {
+			s.setProblem(fmt.Errorf("%w: a bundle referrer holds one layer, not %d", sign.ErrMalformed, len(r.manifest.Layers)))
 			out = append(out, s)
 			continue
 		}
-		// The referrer must name this subject; a listing that says otherwise is not to be believed.
-		if m.Subject == nil || m.Subject.Digest != subject.Digest {
-			s.setProblem(fmt.Errorf("%w: the referrer's subject is not %s", sign.ErrMalformed, subject.Digest))
-			out = append(out, s)
-			continue
-		}
-		s.Blob = m.Layers[0].Digest
-		data, err := c.readBlob(ctx, repo, m.Layers[0], 1<<20)
+		s.Blob = r.manifest.Layers[0].Digest
+		data, err := c.readBlob(ctx, repo, r.manifest.Layers[0], 1<<20)
 		if err != nil {
 			s.setProblem(err)
 			out = append(out, s)
@@ -241,15 +230,62 @@ func (s *Signature) setResult(k sign.PublicKey, err error) {
 	s.Verified, s.Key = true, k.String()
 }
 
-// Sign signs the manifest ref names with signer in cosign's legacy format: a simple-signing
-// payload in the manifest tagged sha256-<hex>.sig, which `cosign verify --key` accepts. Existing
-// signatures in that manifest are kept.
-func (c *Client) Sign(ctx context.Context, ref string, signer *sign.Signer) (Signature, error) {
-	sig, err := c.sign(ctx, ref, signer)
+// SignOptions tune Sign.
+type SignOptions struct {
+	// Format is FormatLegacy (the default: what every cosign version verifies) or FormatBundle
+	// (what cosign v3 writes).
+	Format string
+}
+
+// Sign signs the manifest ref names with signer, offline. In the legacy format the signature is a
+// simple-signing payload in the manifest tagged sha256-<hex>.sig, which `cosign verify --key`
+// accepts; other signatures in that manifest are kept. In the bundle format it is a sigstore
+// bundle in an OCI 1.1 referrer, as cosign v3 stores it.
+func (c *Client) Sign(ctx context.Context, ref string, signer *sign.Signer, opts SignOptions) (Signature, error) {
+	var (
+		sig Signature
+		err error
+	)
+	switch opts.Format {
+	case "", FormatLegacy:
+		sig, err = c.sign(ctx, ref, signer)
+	case FormatBundle:
+		sig, err = c.signBundle(ctx, ref, signer)
+	default:
+		err = fmt.Errorf("unknown signature format %q: expected %s or %s", opts.Format, FormatLegacy, FormatBundle)
+	}
 	if err != nil {
 		return Signature{}, fmt.Errorf("sign %s: %w", ref, err)
 	}
 	return sig, nil
+}
+
+func (c *Client) signBundle(ctx context.Context, refStr string, signer *sign.Signer) (Signature, error) {
+	sub, err := c.lookup(ctx, refStr)
+	if err != nil {
+		return Signature{}, err
+	}
+	b, err := signer.SignBundle(ctx, sub.desc.Digest)
+	if err != nil {
+		return Signature{}, err
+	}
+	layer := content.NewDescriptorFromBytes(sign.BundleMediaType, b)
+	if err := sub.repo.Push(ctx, layer, bytes.NewReader(b)); err != nil {
+		return Signature{}, fmt.Errorf("upload bundle: %w", err)
+	}
+	// The annotations cosign v3 puts on its bundle referrers.
+	desc, err := oras.PackManifest(ctx, sub.repo, oras.PackManifestVersion1_1, sign.BundleMediaType, oras.PackManifestOptions{
+		Subject: &sub.desc,
+		Layers:  []ocispec.Descriptor{layer},
+		ManifestAnnotations: map[string]string{
+			"dev.sigstore.bundle.content":       "dsse-envelope",
+			"dev.sigstore.bundle.predicateType": sign.CosignSignPredicateType,
+		},
+	})
+	if err != nil {
+		return Signature{}, err
+	}
+	return Signature{Format: FormatBundle, Manifest: desc.Digest, Blob: layer.Digest, Verified: true, Key: signer.Public().String()}, nil
 }
 
 func (c *Client) sign(ctx context.Context, refStr string, signer *sign.Signer) (Signature, error) {

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry/remote"
 
+	"github.com/krm-catalog/krm-catalog/internal/registrytest"
 	"github.com/krm-catalog/krm-catalog/oci"
-	"github.com/krm-catalog/krm-catalog/oci/internal/registrytest"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
 
@@ -97,12 +98,12 @@ func TestLegacySignatures(t *testing.T) {
 			moved := pushCatalog(t, c, repo+":moved", catalogYAML+"# a third\n")
 			corrupt := pushCatalog(t, c, repo+":corrupt", catalogYAML+"# a fourth\n")
 			for _, tag := range []string{"signed", "corrupt"} {
-				if _, err := c.Sign(ctx, repo+":"+tag, signer); err != nil {
+				if _, err := c.Sign(ctx, repo+":"+tag, signer, oci.SignOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			// Signing twice keeps one signature: the payload and signature are the same layer.
-			if _, err := c.Sign(ctx, repo+":signed", signer); err != nil {
+			if _, err := c.Sign(ctx, repo+":signed", signer, oci.SignOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			moveSignature(t, repo, signed, moved)
@@ -141,6 +142,94 @@ func TestLegacySignatures(t *testing.T) {
 			_, sigs, err := c.Signatures(ctx, repo+":signed", nil)
 			if err != nil || len(sigs) != 1 {
 				t.Errorf("signatures after signing twice: %d (%v), want 1", len(sigs), err)
+			}
+		})
+	}
+}
+
+// moveBundle re-attaches the bundle referrer bundleRef (a manifest digest) to the artifact to:
+// the same signed bundle, now claiming to be about another artifact.
+func moveBundle(t *testing.T, repoRef string, bundleRef, to digest.Digest) {
+	t.Helper()
+	ctx := context.Background()
+	repo := repoOf(t, repoRef)
+	toDesc, err := repo.Resolve(ctx, to.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rc, err := repo.FetchReference(ctx, bundleRef.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m ocispec.Manifest
+	if err := json.NewDecoder(rc).Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	rc.Close()
+	m.Subject = &ocispec.Descriptor{MediaType: toDesc.MediaType, Digest: toDesc.Digest, Size: toDesc.Size}
+	raw, _ := json.Marshal(m)
+	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, raw)
+	desc.ArtifactType = m.ArtifactType
+	if err := repo.Push(ctx, desc, bytes.NewReader(raw)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBundleSignatures(t *testing.T) {
+	t.Parallel()
+	signer, trusted := keyPair(t, "trusted.pub")
+	_, stranger := keyPair(t, "stranger.pub")
+	for _, reg := range registrytest.Both(t) {
+		t.Run(reg.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			c := newClient(t)
+			repo := reg.Host + "/bundles"
+			pushCatalog(t, c, repo+":signed", catalogYAML)
+			moved := pushCatalog(t, c, repo+":moved", catalogYAML+"# another\n")
+			sig, err := c.Sign(ctx, repo+":signed", signer, oci.SignOptions{Format: oci.FormatBundle})
+			if err != nil {
+				t.Fatal(err)
+			}
+			moveBundle(t, repo, sig.Manifest, moved)
+
+			tests := []struct {
+				name string
+				ref  string
+				keys []sign.PublicKey
+				want error
+			}{
+				{"trusted key", repo + ":signed", []sign.PublicKey{stranger, trusted}, nil},
+				{"wrong key", repo + ":signed", []sign.PublicKey{stranger}, oci.ErrUntrustedSignature},
+				{"bundle moved to another artifact", repo + ":moved", []sign.PublicKey{trusted}, oci.ErrSignatureForOtherDigest},
+			}
+			for _, tc := range tests {
+				got, err := c.VerifySignatures(ctx, tc.ref, tc.keys)
+				if !errors.Is(err, tc.want) {
+					t.Errorf("%s: err = %v, want %v", tc.name, err, tc.want)
+					continue
+				}
+				if tc.want == nil && (got.Format != oci.FormatBundle || got.Manifest != sig.Manifest) {
+					t.Errorf("%s: verified %+v, want the bundle %s", tc.name, got, sig.Manifest)
+				}
+			}
+			// Both formats side by side are both listed.
+			if _, err := c.Sign(ctx, repo+":signed", signer, oci.SignOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			_, sigs, err := c.Signatures(ctx, repo+":signed", []sign.PublicKey{trusted})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var formats []string
+			for _, s := range sigs {
+				if !s.Verified {
+					t.Errorf("%s signature %s not verified: %s", s.Format, s.Manifest, s.Problem)
+				}
+				formats = append(formats, s.Format)
+			}
+			if diff := cmp.Diff([]string{oci.FormatLegacy, oci.FormatBundle}, formats); diff != "" {
+				t.Errorf("signature formats (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -47,8 +47,13 @@ func VerifyBundle(b *bundle.Bundle, keys []PublicKey, want digest.Digest) (Publi
 		if err != nil {
 			return PublicKey{}, fmt.Errorf("bundle verifier: %w", err)
 		}
-		_, err = v.Verify(b, verify.NewPolicy(verify.WithArtifactDigest(want.Algorithm().String(), wantBytes), verify.WithKey()))
+		res, err := v.Verify(b, verify.NewPolicy(verify.WithArtifactDigest(want.Algorithm().String(), wantBytes), verify.WithKey()))
 		if err == nil {
+			// An in-toto statement of another predicate (provenance, an SBOM) by the same key is
+			// an attestation about the artifact, not the signature cosign makes.
+			if st := res.Statement; st != nil && st.GetPredicateType() != CosignSignPredicateType {
+				return PublicKey{}, fmt.Errorf("%w: the bundle is a %q attestation, not a cosign signature", ErrMalformed, st.GetPredicateType())
+			}
 			return k, nil
 		}
 		// Tell "wrong key" from "right key, other artifact": verify over what the bundle claims.
