@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 
@@ -39,30 +38,14 @@ func repoOf(t *testing.T, ref string) *remote.Repository {
 	return repo
 }
 
-// moveSignature copies the legacy signature manifest of from to the signature tag of to, as an
-// attacker who can write the repository (but has no key) would.
-func moveSignature(t *testing.T, repoRef string, from, to digest.Digest) {
+// editManifest fetches the manifest from names in repoRef, lets edit change it (nil: no change),
+// and pushes it under the tag to, or by digest when to is "": what someone who can write the
+// repository, but holds no key, can do.
+func editManifest(t *testing.T, repoRef, from, to string, edit func(*ocispec.Manifest)) {
 	t.Helper()
 	ctx := context.Background()
 	repo := repoOf(t, repoRef)
-	desc, rc, err := repo.FetchReference(ctx, sign.LegacyTag(from))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := io.ReadAll(rc)
-	rc.Close()
-	if err := repo.PushReference(ctx, desc, bytes.NewReader(raw), sign.LegacyTag(to)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// corruptSignature rewrites the legacy signature manifest of d with one bit of each signature
-// flipped.
-func corruptSignature(t *testing.T, repoRef string, d digest.Digest) {
-	t.Helper()
-	ctx := context.Background()
-	repo := repoOf(t, repoRef)
-	_, rc, err := repo.FetchReference(ctx, sign.LegacyTag(d))
+	_, rc, err := repo.FetchReference(ctx, from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,16 +54,36 @@ func corruptSignature(t *testing.T, repoRef string, d digest.Digest) {
 		t.Fatal(err)
 	}
 	rc.Close()
-	for i := range m.Layers {
-		s := []byte(m.Layers[i].Annotations[sign.SignatureAnnotation])
-		s[10] ^= 0x02 // still base64, another signature
-		m.Layers[i].Annotations = map[string]string{sign.SignatureAnnotation: string(s)}
+	if edit != nil {
+		edit(&m)
 	}
 	raw, _ := json.Marshal(m)
 	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, raw)
-	if err := repo.PushReference(ctx, desc, bytes.NewReader(raw), sign.LegacyTag(d)); err != nil {
+	desc.ArtifactType = m.ArtifactType
+	if to == "" {
+		err = repo.Push(ctx, desc, bytes.NewReader(raw))
+	} else {
+		err = repo.PushReference(ctx, desc, bytes.NewReader(raw), to)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// moveSignature copies the legacy signature manifest of from to the signature tag of to.
+func moveSignature(t *testing.T, repoRef string, from, to digest.Digest) {
+	editManifest(t, repoRef, sign.LegacyTag(from), sign.LegacyTag(to), nil)
+}
+
+// corruptSignature flips one bit of each legacy signature of d.
+func corruptSignature(t *testing.T, repoRef string, d digest.Digest) {
+	editManifest(t, repoRef, sign.LegacyTag(d), sign.LegacyTag(d), func(m *ocispec.Manifest) {
+		for i := range m.Layers {
+			s := []byte(m.Layers[i].Annotations[sign.SignatureAnnotation])
+			s[10] ^= 0x02 // still base64, another signature
+			m.Layers[i].Annotations = map[string]string{sign.SignatureAnnotation: string(s)}
+		}
+	})
 }
 
 func TestLegacySignatures(t *testing.T) {
@@ -151,28 +154,13 @@ func TestLegacySignatures(t *testing.T) {
 // the same signed bundle, now claiming to be about another artifact.
 func moveBundle(t *testing.T, repoRef string, bundleRef, to digest.Digest) {
 	t.Helper()
-	ctx := context.Background()
-	repo := repoOf(t, repoRef)
-	toDesc, err := repo.Resolve(ctx, to.String())
+	toDesc, err := repoOf(t, repoRef).Resolve(context.Background(), to.String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rc, err := repo.FetchReference(ctx, bundleRef.String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m ocispec.Manifest
-	if err := json.NewDecoder(rc).Decode(&m); err != nil {
-		t.Fatal(err)
-	}
-	rc.Close()
-	m.Subject = &ocispec.Descriptor{MediaType: toDesc.MediaType, Digest: toDesc.Digest, Size: toDesc.Size}
-	raw, _ := json.Marshal(m)
-	desc := content.NewDescriptorFromBytes(ocispec.MediaTypeImageManifest, raw)
-	desc.ArtifactType = m.ArtifactType
-	if err := repo.Push(ctx, desc, bytes.NewReader(raw)); err != nil {
-		t.Fatal(err)
-	}
+	editManifest(t, repoRef, bundleRef.String(), "", func(m *ocispec.Manifest) {
+		m.Subject = &ocispec.Descriptor{MediaType: toDesc.MediaType, Digest: toDesc.Digest, Size: toDesc.Size}
+	})
 }
 
 func TestBundleSignatures(t *testing.T) {
