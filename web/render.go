@@ -145,7 +145,7 @@ func (s *Site) handle(h handlerFunc) http.HandlerFunc {
 			return
 		}
 		e := errorPage{Status: http.StatusInternalServerError, Heading: "Something went wrong",
-			Message: "The server could not show this page. Try again in a moment.", RequestID: middleware.GetReqID(r.Context())}
+			Message: "The server could not show this page. Try again in a moment."}
 		var bad *badRequest
 		switch {
 		case errors.As(err, &bad):
@@ -157,7 +157,9 @@ func (s *Site) handle(h handlerFunc) http.HandlerFunc {
 		case errors.Is(err, context.Canceled):
 			return // the visitor left; nobody reads an answer
 		default:
-			s.logger.ErrorContext(r.Context(), "page failed", slog.String("path", r.URL.Path), slog.Any("error", err))
+			// the ID ties what the visitor reports to the log line
+			e.RequestID = middleware.GetReqID(r.Context())
+			s.logger.ErrorContext(r.Context(), "page failed", slog.String("path", r.URL.Path), slog.String("request_id", e.RequestID), slog.Any("error", err))
 		}
 		if err := s.render(w, r, e.Status, "error", page{Title: e.Heading, NoHeaderSearch: true, Body: e}); err != nil {
 			s.logger.ErrorContext(r.Context(), "error page failed", slog.Any("error", err))

@@ -19,6 +19,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/server"
 	"github.com/krm-catalog/krm-catalog/store"
+	"github.com/krm-catalog/krm-catalog/web"
 )
 
 func newServeCmd(streams IO) *cobra.Command {
@@ -116,7 +117,11 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), server.NewPoolCollector(st.Pool()))
 	cache := server.NewContentCache(cacheSize)
-	srv, err := server.New(server.Config{Store: st, Validator: validator, Logger: logger, Registry: reg, MaxBodyBytes: maxBody, Cache: cache,
+	site, err := web.New(web.Config{Store: st, Logger: logger})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{Store: st, Validator: validator, Logger: logger, Registry: reg, MaxBodyBytes: maxBody, Cache: cache, Mount: site.Mount,
 		OCI: registry, OCIPrefix: registryPrefix})
 	if err != nil {
 		return err
