@@ -41,6 +41,9 @@ func BenchmarkFunctionPage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	if res, err := s.store.SearchFunctions(context.Background(), store.SearchQuery{Limit: 1}); err != nil || res.Total != 10_000 {
+		b.Fatalf("seeded %d functions (%v), want 10,000", res.Total, err)
+	}
 	// functions across the groups, of each runtime (the generator cycles container, exec, starlark)
 	var paths []string
 	for i := range 30 {
