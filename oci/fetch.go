@@ -188,10 +188,11 @@ func (c *Client) readBlob(ctx context.Context, repo *remote.Repository, desc oci
 	return buf.Bytes(), nil
 }
 
-// registryErr maps oras-go's not-found to ErrNotFound, keeping the message.
+// registryErr maps oras-go's not-found to ErrNotFound. oras-go's message only repeats the
+// reference or digest, which callers already name when they wrap the error.
 func registryErr(err error) error {
 	if errors.Is(err, errdef.ErrNotFound) {
-		return fmt.Errorf("%w: %v", ErrNotFound, err)
+		return ErrNotFound
 	}
 	return err
 }

@@ -13,15 +13,24 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/distribution/distribution/v3/configuration"
+	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd" // the access controller DistributionWithAuth names
 	"github.com/distribution/distribution/v3/registry/handlers"
 	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory" // the storage driver the config names
 	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/sirupsen/logrus"
+	"golang.org/x/crypto/bcrypt"
+	"oras.land/oras-go/v2"
+	"oras.land/oras-go/v2/content"
+	"oras.land/oras-go/v2/registry/remote"
 )
 
 // Registry is a running registry.
@@ -43,6 +52,24 @@ var quietLogrus sync.Once
 // storage. It has no referrers API.
 func Distribution(t testing.TB) *Registry {
 	t.Helper()
+	return distribution(t, nil)
+}
+
+// DistributionWithAuth is Distribution requiring HTTP basic authentication as user/password.
+func DistributionWithAuth(t testing.TB, user, password string) *Registry {
+	t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "htpasswd")
+	if err := os.WriteFile(path, []byte(user+":"+string(hash)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return distribution(t, configuration.Auth{"htpasswd": configuration.Parameters{"realm": "registrytest", "path": path}})
+}
+
+func distribution(t testing.TB, auth configuration.Auth) *Registry {
 	// distribution logs every request through logrus's standard logger; there is no other switch.
 	quietLogrus.Do(func() { logrus.SetOutput(io.Discard) })
 	cfg := &configuration.Configuration{}
@@ -50,6 +77,7 @@ func Distribution(t testing.TB) *Registry {
 		"inmemory":    configuration.Parameters{},
 		"maintenance": configuration.Parameters{"uploadpurging": map[any]any{"enabled": false}},
 	}
+	cfg.Auth = auth
 	cfg.HTTP.Secret = "registrytest"
 	cfg.Log.AccessLog.Disabled = true
 	ctx, cancel := context.WithCancel(context.Background())
@@ -102,4 +130,35 @@ func Tamper(t testing.TB, reg *Registry, pathPart string) string {
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// PushImage pushes a minimal container image (an image config and one layer) to ref on a
+// registry started here, and returns its manifest digest. salt changes the layer, so pushing
+// again with another salt moves the tag.
+func PushImage(t testing.TB, ref, salt string) digest.Digest {
+	t.Helper()
+	ctx := context.Background()
+	repo, err := remote.NewRepository(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.PlainHTTP = true
+	cfgRaw := []byte(`{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}}`)
+	cfg := content.NewDescriptorFromBytes(ocispec.MediaTypeImageConfig, cfgRaw)
+	layerRaw := []byte("layer " + ref + salt)
+	layer := content.NewDescriptorFromBytes(ocispec.MediaTypeImageLayer, layerRaw)
+	if err := repo.Push(ctx, cfg, bytes.NewReader(cfgRaw)); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Push(ctx, layer, bytes.NewReader(layerRaw)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := oras.PackManifest(ctx, repo, oras.PackManifestVersion1_1, "", oras.PackManifestOptions{ConfigDescriptor: &cfg, Layers: []ocispec.Descriptor{layer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Tag(ctx, m, repo.Reference.Reference); err != nil {
+		t.Fatal(err)
+	}
+	return m.Digest
 }
