@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/krm-catalog/krm-catalog/internal/signtest"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
@@ -46,19 +47,8 @@ func writeFile(t *testing.T, name, content string) string {
 // keyPair makes a cosign key pair and returns the signer and the trusted public key.
 func keyPair(t *testing.T, name string) (*sign.Signer, sign.PublicKey) {
 	t.Helper()
-	priv, pub, err := sign.GenerateKeyPair([]byte("pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sign.LoadPrivateKey(priv, []byte("pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := sign.ParsePublicKey(name, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, k
+	k := signtest.KeyPair(t, name)
+	return k.Signer, k.Public
 }
 
 const catalogYAML = `apiVersion: config.kubernetes.io/v1alpha1

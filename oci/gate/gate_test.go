@@ -18,6 +18,7 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/internal/registrytest"
+	"github.com/krm-catalog/krm-catalog/internal/signtest"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/gate"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
@@ -36,23 +37,6 @@ type fixture struct {
 	trusted, stranger   sign.PublicKey
 }
 
-func keyPair(t *testing.T, name string) (*sign.Signer, sign.PublicKey) {
-	t.Helper()
-	priv, pub, err := sign.GenerateKeyPair([]byte("pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sign.LoadPrivateKey(priv, []byte("pw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := sign.ParsePublicKey(name, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, k
-}
-
 func newFixture(t *testing.T, reg *registrytest.Registry) *fixture {
 	t.Helper()
 	ctx := context.Background()
@@ -61,8 +45,9 @@ func newFixture(t *testing.T, reg *registrytest.Registry) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{reg: reg, client: oci.NewClient(oci.Options{Cache: cache})}
-	f.signer, f.trusted = keyPair(t, "trusted.pub")
-	_, f.stranger = keyPair(t, "stranger.pub")
+	trusted := signtest.KeyPair(t, "trusted.pub")
+	f.signer, f.trusted = trusted.Signer, trusted.Public
+	f.stranger = signtest.KeyPair(t, "stranger.pub").Public
 	f.execRef = reg.Host + "/fns/ensure-exec:v1.0.0"
 	linux, darwin := []byte("linux binary"), []byte("darwin binary")
 	amd64, _ := oci.ParsePlatform("linux/amd64")

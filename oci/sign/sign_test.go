@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/opencontainers/go-digest"
 
+	"github.com/krm-catalog/krm-catalog/internal/signtest"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
 
@@ -19,19 +20,8 @@ const (
 
 func keyPair(t testing.TB, name string) (*sign.Signer, sign.PublicKey, []byte) {
 	t.Helper()
-	priv, pub, err := sign.GenerateKeyPair([]byte("secret"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sign.LoadPrivateKey(priv, []byte("secret"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := sign.ParsePublicKey(name, pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, k, priv
+	k := signtest.KeyPair(t, name)
+	return k.Signer, k.Public, k.PrivatePEM
 }
 
 func TestLoadPrivateKey(t *testing.T) {
@@ -43,7 +33,7 @@ func TestLoadPrivateKey(t *testing.T) {
 		password string
 		wantErr  string
 	}{
-		{"right password", priv, "secret", ""},
+		{"right password", priv, signtest.Password, ""},
 		{"wrong password", priv, "guess", "decrypt"},
 		{"not PEM", []byte("hello"), "secret", "invalid pem block"},
 		{"public key instead", []byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"), "secret", "unsupported pem type"},
