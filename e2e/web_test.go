@@ -290,6 +290,16 @@ func TestWebsite(t *testing.T) {
 			t.Errorf("submitted search: %d results, typed search %d", got, n)
 		}
 		screenshot(t, "search")
+
+		// an empty result helps: without the filter, popular tags, how to publish
+		navigate(t, ctx, chromedp.Navigate(s.url+"/?q=nosuchword&runtime=exec"))
+		help := eval[string](t, ctx, `document.querySelector(".empty").textContent`)
+		for _, w := range []string{"Nothing matches “nosuchword” with these filters", "without the filters", "Popular tags", "Publish it"} {
+			if !strings.Contains(help, w) {
+				t.Errorf("the empty result lacks %q", w)
+			}
+		}
+		screenshot(t, "empty")
 	})
 
 	t.Run("a facet filters the results", func(t *testing.T) {

@@ -47,6 +47,7 @@ type homePage struct {
 	Total       int
 	Functions   []resultCard
 	Facets      []facetGroup
+	HasFacets   bool // some facet has a value to show
 	Filters     []activeFilter
 	ClearURL    string // the search text without filters
 	AllURL      string // everything
@@ -76,6 +77,9 @@ func (s *Site) home(w http.ResponseWriter, r *http.Request) error {
 		h.Functions = append(h.Functions, card(f, p))
 	}
 	h.Facets = facets(p, res.Facets)
+	for _, g := range h.Facets {
+		h.HasFacets = h.HasFacets || len(g.Values) > 0
+	}
 	h.Filters = activeFilters(p)
 	h.ClearURL = searchParams{Text: p.Text}.URL()
 	if prev, ok := p.previous(); ok {

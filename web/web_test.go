@@ -61,7 +61,7 @@ func TestPages(t *testing.T) {
 		{"/", 200, []string{"8 functions", `href="/functions/fn.example.com/SetNamespace"`, "facet-runtime", `href="/?runtime=exec"`, `href="/?tag=mutator"`}},
 		{"/?q=namespace", 200, []string{"1 function matches “namespace”", "SetNamespace", `value="namespace"`, `href="/?q=namespace&amp;tag=mutator"`}},
 		{"/?runtime=exec&tag=mutator", 200, []string{"2 functions", "ApplySetters", "EnsureNameSubstring", "Remove filter: </span>exec", `href="/?runtime=exec"`}},
-		{"/?q=zzzz&tag=mutator", 200, []string{"Nothing matches “zzzz” with these filters", `href="/?q=zzzz"`, "Popular tags", `href="/?tag=mutator"`, "Publish a catalog"}},
+		{"/?q=zzzz&tag=mutator", 200, []string{"Nothing matches “zzzz” with these filters", `href="/?q=zzzz"`, "Popular tags", `href="/?tag=mutator"`, "Publish a catalog", "no-facets"}},
 		{"/functions/fn.example.com/SetNamespace", 200, []string{"<h1>SetNamespace</h1>", "fn.example.com/v1", "registry.example.com/krm-functions/set-namespace:v1.3.0@sha256:0dccf88826d80f10f13332fbc81c34af84fad81718c2266c151efaabf7922120", "exclude[].kind", "Apache-2.0", "platform-team@example.com"}},
 		{"/functions/fn.example.com/SetNamespace?version=v1beta1", 200, []string{"fn.example.com/v1beta1", "set-namespace:v0.9.2@sha256:2e59591e"}},
 		{"/functions/fn.example.com/ApplySetters", 200, []string{"Executable", "linux/arm64", "sha256:bed9bb3207559edd9a14d6ee21ee35e845bdb87bbe34e39416e57563e55eeb7a", "exec: ./bin/apply-setters"}},
