@@ -64,7 +64,7 @@ func Run(ctx context.Context, steps []Step, items []*yaml.RNode) ([]*yaml.RNode,
 
 func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, FunctionResults, error) {
 	fr := FunctionResults{Function: s.Name}
-	byID, err := tagIDs(items)
+	tags, err := tagIDs(items)
 	if err != nil {
 		return nil, fr, err
 	}
@@ -81,7 +81,7 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 			}
 			fr.Stderr = fe.Stderr
 		}
-		_ = restoreFromInputs(byID, nil)
+		_ = restoreFromInputs(tags, nil)
 		if !errors.Is(runErr, ErrFunctionFailed) {
 			runErr = &FunctionError{Err: runErr}
 		}
@@ -89,10 +89,10 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 	}
 	if HasErrors(out.Results) {
 		fr.ExitCode = 1
-		_ = restoreFromInputs(byID, nil)
+		_ = restoreFromInputs(tags, nil)
 		return nil, fr, fmt.Errorf("%w: %s", ErrFunctionFailed, errorSummary(out.Results))
 	}
-	if err := restoreFromInputs(byID, out.Items); err != nil {
+	if err := restoreFromInputs(tags, out.Items); err != nil {
 		return nil, fr, err
 	}
 	return out.Items, fr, nil

@@ -173,3 +173,18 @@ func mustItems(t *testing.T, s string) []*yaml.RNode {
 	}
 	return rl.Items
 }
+
+// An orchestrator running krm-catalog (kustomize running fn proxy) uses the same id annotations; it
+// must get its own values back.
+func TestPipelineGivesBackPriorIDs(t *testing.T) {
+	t.Parallel()
+	items := mustItems(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    internal.config.kubernetes.io/id: '1'\n    config.k8s.io/id: '1'\n")
+	out, _, err := Run(context.Background(), []Step{{Name: "one", Function: &jsonFunction{}}}, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"internal.config.kubernetes.io/id": "1", "config.k8s.io/id": "1"}
+	if diff := cmp.Diff(want, out[0].GetAnnotations()); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+}

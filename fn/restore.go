@@ -17,39 +17,64 @@ import (
 // idKeys are the annotations that carry the item id (the legacy one for older functions).
 var idKeys = []string{kioutil.IdAnnotation, kioutil.LegacyIdAnnotation}
 
-// tagIDs sets an id annotation on each item and returns the items by id.
-func tagIDs(items []*yaml.RNode) (map[string]*yaml.RNode, error) {
-	byID := make(map[string]*yaml.RNode, len(items))
+// tagged are the items sent to a function, by the id the pipeline gave them, with the values the id
+// annotations had before (an orchestrator that runs krm-catalog, such as kustomize running fn proxy,
+// uses the same annotations for the same purpose, and gets its own values back).
+type tagged struct {
+	byID  map[string]*yaml.RNode
+	prior map[string][]string // by id: the earlier value of each of idKeys, "" when absent
+}
+
+// tagIDs sets an id annotation on each item.
+func tagIDs(items []*yaml.RNode) (tagged, error) {
+	t := tagged{byID: make(map[string]*yaml.RNode, len(items)), prior: make(map[string][]string, len(items))}
 	for i, it := range items {
-		id := strconv.Itoa(i)
-		for _, k := range idKeys {
+		id := "krm-catalog-" + strconv.Itoa(i)
+		prior := make([]string, len(idKeys))
+		for j, k := range idKeys {
+			prior[j] = annotation(it, k)
 			if err := setAnnotation(it, k, id); err != nil {
-				return nil, err
+				return t, err
 			}
 		}
-		byID[id] = it
+		t.byID[id] = it
+		t.prior[id] = prior
 	}
-	return byID, nil
+	return t, nil
 }
 
 // restoreFromInputs restores each output item (in place in out) from the input item with its id,
-// then removes the id annotations from outputs and inputs.
-func restoreFromInputs(byID map[string]*yaml.RNode, out []*yaml.RNode) error {
+// then gives outputs and inputs back the id annotations they had before.
+func restoreFromInputs(t tagged, out []*yaml.RNode) error {
 	for i, o := range out {
 		id := annotation(o, kioutil.IdAnnotation)
 		if id == "" {
 			id = annotation(o, kioutil.LegacyIdAnnotation)
 		}
-		if in, ok := byID[id]; ok && id != "" {
+		if in, ok := t.byID[id]; ok {
 			out[i] = Restore(in, o)
 		}
-		if err := clearAnnotations(out[i], idKeys...); err != nil {
+		if err := t.untag(out[i], id); err != nil {
 			return err
 		}
 	}
-	for _, in := range byID {
-		if err := clearAnnotations(in, idKeys...); err != nil {
+	for id, in := range t.byID {
+		if err := t.untag(in, id); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+func (t tagged) untag(n *yaml.RNode, id string) error {
+	if err := clearAnnotations(n, idKeys...); err != nil {
+		return err
+	}
+	for j, v := range t.prior[id] {
+		if v != "" {
+			if err := setAnnotation(n, idKeys[j], v); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -100,14 +100,8 @@ type Function struct {
 func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
 	name := Name()
 	cmd := exec.Command(f.Engine, f.runArgs(name, "-i")...)
-	cmd.Cancel = func() error {
-		Remove(f.Engine, name)
-		if cmd.Process != nil {
-			return cmd.Process.Kill()
-		}
-		return nil
-	}
-	return proc.Call(ctx, cmd, in, proc.Options{Format: f.Format, Stderr: f.Stderr, Timeout: f.Timeout})
+	return proc.Call(ctx, cmd, in, proc.Options{Format: f.Format, Stderr: f.Stderr, Timeout: f.Timeout,
+		Kill: func() { Remove(f.Engine, name) }})
 }
 
 // Name returns a fresh container name.

@@ -56,6 +56,11 @@ func Build(dir string, withCLI bool) (Bins, error) {
 		return Bins{}, err
 	}
 	b := Bins{Dir: dir, Fn: fns, Root: root}
+	if prebuilt := os.Getenv("KRM_CATALOG_E2E_BIN"); withCLI && prebuilt != "" {
+		// a binary built elsewhere (a release build, or one with -ldflags -X for the built-in catalog)
+		b.KrmCatalog = prebuilt
+		return b, nil
+	}
 	if withCLI {
 		if b.KrmCatalog, err = fnexamples.BuildCommand(ctx, root, dir, "-s -w"); err != nil {
 			return Bins{}, err
@@ -252,4 +257,18 @@ func Tree(t testing.TB, files map[string]string) string {
 		}
 	}
 	return dir
+}
+
+// GoBuild builds a main package of the module (a path such as ./e2e/functions/testdata/probe)
+// statically into the test's temporary directory and returns the executable.
+func GoBuild(t testing.TB, root, pkg string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, msg)
+	}
+	return out
 }

@@ -29,11 +29,14 @@ type Options struct {
 	Stderr io.Writer
 	// Timeout bounds the call; zero means no bound beyond the context.
 	Timeout time.Duration
+	// Kill ends the call when the context ends or the timeout passes; nil kills the process. The
+	// container runtime removes the container: killing the engine client alone would leave it running.
+	Kill func()
 }
 
 // Call runs cmd with the list on standard input and reads the list it writes. cmd must not have been
 // started; its Stdin, Stdout and Stderr are set here. When the context ends or the timeout passes,
-// cmd.Cancel (the process is killed unless the caller set another) runs.
+// o.Kill runs (by default the process is killed).
 func Call(ctx context.Context, cmd *exec.Cmd, in *fn.ResourceList, o Options) (*fn.ResourceList, error) {
 	input, err := in.Encode(o.Format)
 	if err != nil {
@@ -59,11 +62,12 @@ func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, e
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	// exec.CommandContext semantics without recreating cmd: kill on context end
+	// exec.CommandContext semantics for a command made without a context: kill on context end
 	stop := context.AfterFunc(ctx, func() {
-		if cmd.Cancel != nil {
-			_ = cmd.Cancel()
-		} else if cmd.Process != nil {
+		if o.Kill != nil {
+			o.Kill()
+		}
+		if cmd.Process != nil {
 			_ = cmd.Process.Kill()
 		}
 	})

@@ -1,0 +1,119 @@
+package functions
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/krm-catalog/krm-catalog/internal/fntest"
+)
+
+func containerCatalog(t *testing.T, image string, v2 bool) string {
+	t.Helper()
+	conform := ""
+	if v2 {
+		conform = "\n      conformWithSpecVersions: [v1, v2]"
+	}
+	return writeFile(t, t.TempDir(), "catalog.yaml", fmt.Sprintf(`apiVersion: config.kubernetes.io/v1alpha1
+kind: KRMFunctionCatalog
+metadata:
+  name: containers
+spec:
+  krmFunctions:
+  - group: fn.example.com
+    names:
+      kind: SetNamespace
+    description: Sets the namespace.
+    publisher: example.com
+    versions:
+    - name: v1
+      runtime:
+        container:
+          image: %s%s
+`, image, conform))
+}
+
+// leftovers lists the containers krm-catalog started that still exist.
+func leftovers(t *testing.T, engine string) string {
+	t.Helper()
+	out, err := exec.Command(engine, "ps", "-a", "--filter", "name=krm-fn-", "--format", "{{.Names}}").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// A container function from an image pushed to a registry on 127.0.0.1, pinned by digest in the
+// catalog and run by Docker: one container per call (v1), and one reused server (v2).
+func TestContainerFunction(t *testing.T) {
+	engine := fntest.Docker(t)
+	host := fntest.Registry(t)
+	image := fntest.Image(t, engine, bins.Fn["set-namespace"], host, "functions/set-namespace")
+	if !strings.Contains(image, "@sha256:") {
+		t.Fatalf("image %s is not pinned", image)
+	}
+	dir := t.TempDir()
+	ns := writeFile(t, dir, "ns.yaml", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nmetadata:\n  name: ns\nnamespace: boxed\n")
+	ns2 := writeFile(t, dir, "ns2.yaml", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nmetadata:\n  name: ns2\nnamespace: boxed-again\n")
+	for _, v2 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("v2=%v", v2), func(t *testing.T) {
+			cat := containerCatalog(t, image, v2)
+			out := run{stdin: deployment + "---\n" + service}.krm(t, append([]string{"fn", "run", "-", "--fn-config", ns, "--fn-config", ns2}, flags(t, cat)...)...)
+			if out.code != 0 {
+				t.Fatal(out)
+			}
+			if strings.Count(out.stdout, "namespace: boxed-again") != 2 || !strings.Contains(out.stdout, "# the public face") {
+				t.Errorf("output:\n%s", out.stdout)
+			}
+			servers := strings.Count(out.stderr, "serving KRM function (spec v2)")
+			if v2 && servers != 1 {
+				t.Errorf("%d servers for two steps of one v2 function, want 1:\n%s", servers, out.stderr)
+			}
+			if !v2 && servers != 0 {
+				t.Errorf("a v1 function was started as a server:\n%s", out.stderr)
+			}
+			if left := leftovers(t, engine); left != "" {
+				t.Errorf("containers left behind: %s", left)
+			}
+		})
+	}
+
+	// the image must be pinned: the same image by tag is refused
+	tagged := containerCatalog(t, strings.Split(image, "@")[0]+":test", false)
+	out := run{stdin: service}.krm(t, append([]string{"fn", "run", "-", "--fn-config", ns}, flags(t, tagged)...)...)
+	if out.code != 2 || !strings.Contains(out.stderr, "by digest") {
+		t.Errorf("an unpinned catalog image must be refused:\n%s", out)
+	}
+}
+
+// The container really is locked down: a probe function reports, from inside, its user, the
+// no_new_privs flag, its capabilities and its network interfaces. One container per call has only
+// the loopback interface; a server sits on an internal network (no route out) and is reached there.
+func TestContainerIsLockedDown(t *testing.T) {
+	engine := fntest.Docker(t)
+	host := fntest.Registry(t)
+	probe := fntest.GoBuild(t, bins.Root, "./e2e/functions/testdata/probe")
+	image := fntest.Image(t, engine, probe, host, "functions/probe")
+	cfg := writeFile(t, t.TempDir(), "probe.yaml", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nnamespace: x\n")
+	for _, tc := range []struct {
+		v2         bool
+		interfaces string
+	}{{false, "interfaces=lo"}, {true, "interfaces=lo,eth0"}} {
+		out := run{stdin: service}.krm(t, append([]string{"fn", "run", "-", "--fn-config", cfg}, flags(t, containerCatalog(t, image, tc.v2))...)...)
+		if out.code != 0 {
+			t.Fatal(out)
+		}
+		want := "probe: uid=65534 nonewprivs=1 capeff=0000000000000000 " + tc.interfaces + "\n"
+		if !strings.Contains(out.stderr, want) {
+			t.Errorf("v2=%v: the probe reported something else than %q:\n%s", tc.v2, want, out.stderr)
+		}
+	}
+	internal, err := exec.Command(engine, "network", "inspect", "--format", "{{.Internal}}", "krm-catalog-fn-internal").Output()
+	if err != nil {
+		t.Fatalf("the network of function servers is missing: %v", err)
+	}
+	if strings.TrimSpace(string(internal)) != "true" {
+		t.Errorf("the network of function servers is not internal: %s", internal)
+	}
+}

@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/runner"
+	"github.com/krm-catalog/krm-catalog/resolver"
+)
+
+func newFnCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fn",
+		Short: "Run KRM functions resolved from catalogs",
+	}
+	cmd.AddCommand(newFnRunCmd(), newFnProxyCmd())
+	return cmd
+}
+
+func newFnRunCmd() *cobra.Command {
+	var (
+		o          fnOptions
+		configs    []string
+		resultsDir string
+		dryRun     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run DIR|- --fn-config FILE... [--catalog REF --trusted-catalog REF]...",
+		Short: "Run functions over a package directory or standard input",
+		Long: `Run resolves each function config (--fn-config, in order) to a runtime and runs the
+functions as a pipeline over the resources of DIR, writing the result back into DIR; or over
+standard input (a ResourceList, or a stream of resources) to standard output when DIR is -.
+
+A config names its function by apiVersion and kind, found in the catalogs (the built-in one
+first, then --catalog in order; each must be named by --trusted-catalog). A runtime on the
+config itself (the config.kubernetes.io/function annotation, a top-level runtime field, or a
+StarlarkRun) needs no catalog. Each config is checked against the function's openAPIV3Schema
+before anything runs.
+
+Exit status: 0 on success, 1 when a function fails or reports an error result (nothing is
+written), 2 for usage errors such as an untrusted catalog.`,
+		Example: `  krm-catalog fn run app/ --fn-config set-ns.yaml --catalog catalog.yaml --trusted-catalog catalog.yaml
+  kustomize build . | krm-catalog fn run - --fn-config labels.yaml --catalog oci://registry.example.com/catalogs/platform:v1 --trusted-catalog oci://registry.example.com/catalogs/platform:v1`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExit(fnRun(cmd.Context(), cmd, &o, args[0], configs, resultsDir, dryRun))
+		},
+	}
+	o.addRunFlags(cmd.Flags())
+	cmd.Flags().StringArrayVar(&configs, "fn-config", nil, "file holding a function config (repeatable; documents run in order)")
+	cmd.Flags().StringVar(&resultsDir, "results-dir", "", "write the functions' results to DIR/results.yaml")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the resulting resources (with their path annotations) instead of writing DIR")
+	return cmd
+}
+
+// readConfigs reads function configs: every document of every file, in order.
+func readConfigs(files []string) ([]*yaml.RNode, error) {
+	var out []*yaml.RNode
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--fn-config: %w", err)}
+		}
+		rl, _, err := fn.DecodeInput(data)
+		if err != nil {
+			return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--fn-config %s: %w", f, err)}
+		}
+		out = append(out, rl.Items...)
+	}
+	return out, nil
+}
+
+func fnRun(ctx context.Context, cmd *cobra.Command, o *fnOptions, target string, configFiles []string, resultsDir string, dryRun bool) error {
+	configs, err := readConfigs(configFiles)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	r, err := o.runner(stderr, "")
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+
+	var (
+		items []*yaml.RNode
+		pkg   *fn.Package
+		in    fn.Input
+		list  *fn.ResourceList
+	)
+	if target == "-" {
+		data, err := readStdin(cmd)
+		if err != nil {
+			return err
+		}
+		list, in, err = fn.DecodeInput(data)
+		if err != nil {
+			return &exitError{code: ExitUsage, err: fmt.Errorf("standard input: %w", err)}
+		}
+		if len(configs) == 0 && list.FunctionConfig != nil {
+			configs = []*yaml.RNode{list.FunctionConfig}
+		}
+		items = list.Items
+	} else {
+		pkg, items, err = fn.ReadPackage(target, configFiles...)
+		if err != nil {
+			return &exitError{code: ExitUsage, err: err}
+		}
+		for _, s := range pkg.Skipped {
+			fmt.Fprintf(stderr, "krm-catalog: %s: skipped, not a Kubernetes resource\n", s)
+		}
+	}
+	if len(configs) == 0 {
+		return &exitError{code: ExitUsage, err: errors.New("no function to run: give --fn-config FILE")}
+	}
+
+	out, runs, runErr := r.Run(ctx, configs, items)
+	if err := reportResults(stderr, resultsDir, runs); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	w := cmd.OutOrStdout()
+	switch {
+	case target == "-":
+		res := &fn.ResourceList{APIVersion: list.APIVersion, Items: out, FunctionConfig: list.FunctionConfig}
+		for _, run := range runs {
+			res.Results = append(res.Results, run.Results...)
+		}
+		data, err := res.EncodeOutput(in)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	case dryRun:
+		data, err := (&fn.ResourceList{Items: out}).Encode(fn.YAML)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	changes, err := pkg.Write(out)
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		verb := "wrote"
+		if c.Delete {
+			verb = "deleted"
+		}
+		fmt.Fprintf(stderr, "%s %s\n", verb, c.Path)
+	}
+	return nil
+}
+
+func newFnProxyCmd() *cobra.Command {
+	var o fnOptions
+	cmd := &cobra.Command{
+		Use:   "proxy --catalog REF --trusted-catalog REF...",
+		Short: "Be a KRM function that runs whatever function its functionConfig resolves to",
+		Long: `Proxy is itself a KRM function (a ResourceList on standard input, the result on standard
+output). It resolves the ResourceList's functionConfig through the catalogs and runs that
+function, so that tools that run exec functions (kustomize, kpt) can use catalogs today.
+
+The config.kubernetes.io/function annotation on the functionConfig is ignored: it is how the
+tool started the proxy. A top-level runtime field is honoured.`,
+		Example: `  # a kustomize transformer config, run by kustomize build --enable-alpha-plugins --enable-exec
+  apiVersion: fn.example.com/v1
+  kind: SetNamespace
+  metadata:
+    name: set-namespace
+    annotations:
+      config.kubernetes.io/function: |
+        exec:
+          path: krm-catalog
+          args: [fn, proxy, --catalog, catalog.yaml, --trusted-catalog, catalog.yaml]
+  namespace: prod`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runExit(fnProxy(cmd.Context(), cmd, &o))
+		},
+	}
+	o.addRunFlags(cmd.Flags())
+	return cmd
+}
+
+func fnProxy(ctx context.Context, cmd *cobra.Command, o *fnOptions) error {
+	data, err := readStdin(cmd)
+	if err != nil {
+		return err
+	}
+	list, format, err := fn.DecodeResourceList(data)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	if list.FunctionConfig == nil {
+		return &exitError{code: ExitUsage, err: errors.New("the ResourceList has no functionConfig to resolve")}
+	}
+	cfg := list.FunctionConfig.Copy()
+	for _, k := range []string{resolver.FunctionAnnotation, "config.k8s.io/function"} {
+		if err := cfg.PipeE(yaml.ClearAnnotation(k)); err != nil {
+			return err
+		}
+	}
+	stderr := cmd.ErrOrStderr()
+	r, err := o.runner(stderr, "")
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	out, runs, runErr := r.Run(ctx, []*yaml.RNode{cfg}, list.Items)
+	res := &fn.ResourceList{APIVersion: list.APIVersion, Items: out, FunctionConfig: list.FunctionConfig}
+	if runErr != nil {
+		res.Items = list.Items
+	}
+	for _, run := range runs {
+		res.Results = append(res.Results, run.Results...)
+	}
+	if runErr != nil && len(res.Results) == 0 && !errors.Is(runErr, runner.ErrInvalidConfig) {
+		res.Results = append(res.Results, fn.Result{Message: runErr.Error(), Severity: fn.SeverityError})
+	}
+	enc, err := res.Encode(format)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(cmd.OutOrStdout(), bytes.NewReader(enc)); err != nil {
+		return err
+	}
+	return runErr
+}
