@@ -36,7 +36,8 @@ func startRegistryService(t *testing.T) (*service, string, *oci.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: prometheus.NewRegistry(), OCI: client, OCIPrefix: host + "/krm"})
+	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: prometheus.NewRegistry(), OCI: client, OCIPrefix: host + "/krm",
+		Signatures: server.NewSignatures(client, st, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestPublishPushesToTheRegistryAndReportsSignatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Sign(ctx, ref, other); err != nil {
+	if _, err := client.Sign(ctx, ref, other, oci.SignOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	priv, pub, err := sign.GenerateKeyPair(password)
@@ -99,7 +100,7 @@ func TestPublishPushesToTheRegistryAndReportsSignatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Sign(ctx, ref, signer); err != nil {
+	if _, err := client.Sign(ctx, ref, signer, oci.SignOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// the recorded "unsigned" stands until the check ages, or the publisher's keys change
@@ -199,7 +200,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Sign(ctx, image, signer); err != nil {
+	if _, err := client.Sign(ctx, image, signer, oci.SignOptions{Format: oci.FormatBundle}) // as cosign v3 signs; err != nil {
 		t.Fatal(err)
 	}
 	if r := do(t, http.MethodPut, s.url+"/api/v1/publishers/example.com/keys", tok, pub); r.status != http.StatusCreated {

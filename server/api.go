@@ -165,7 +165,7 @@ func (s *Server) listCatalogs(w http.ResponseWriter, r *http.Request) error {
 	if cs == nil {
 		cs = []store.CatalogSummary{}
 	}
-	s.annotateLatest(r.Context(), cs)
+	s.signatures.annotateLatest(r.Context(), cs)
 	return readJSON(w, map[string]any{"catalogs": cs})
 }
 
@@ -175,7 +175,7 @@ func (s *Server) getCatalog(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	cs := []store.CatalogSummary{c}
-	s.annotateLatest(r.Context(), cs)
+	s.signatures.annotateLatest(r.Context(), cs)
 	return readJSON(w, cs[0])
 }
 
@@ -184,7 +184,7 @@ func (s *Server) listCatalogVersions(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	s.annotateCatalogVersions(r.Context(), vs)
+	s.signatures.AnnotateCatalogVersions(r.Context(), vs)
 	return readJSON(w, map[string]any{"versions": vs})
 }
 
@@ -218,7 +218,7 @@ func (s *Server) getFunction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.annotateFunctionVersions(r.Context(), f.Entries)
+	s.signatures.AnnotateFunctionVersions(r.Context(), f.Entries)
 	return readJSON(w, f)
 }
 
@@ -227,7 +227,7 @@ func (s *Server) getFunctionVersion(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	s.annotateFunctionVersions(r.Context(), fvs)
+	s.signatures.AnnotateFunctionVersions(r.Context(), fvs)
 	return readJSON(w, map[string]any{"entries": fvs})
 }
 
@@ -242,7 +242,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	fvs := []store.FunctionVersion{res.Function}
-	s.annotateFunctionVersions(r.Context(), fvs)
+	s.signatures.AnnotateFunctionVersions(r.Context(), fvs)
 	res.Function = fvs[0]
 	return readJSON(w, res)
 }

@@ -52,10 +52,11 @@ type Config struct {
 	// Cache serves catalog.yaml and definition.yaml without querying the store for content it
 	// holds. Nil disables caching.
 	Cache *ContentCache
-	// OCI, when set, receives every new catalog version at OCIPrefix/catalogs/NAME:VERSION, and is
-	// where signatures are looked up.
+	// OCI, when set, receives every new catalog version at OCIPrefix/catalogs/NAME:VERSION.
 	OCI       Registry
 	OCIPrefix string
+	// Signatures reports signature statuses in the API; nil reports none.
+	Signatures *Signatures
 	// Mount adds routes of other packages (the website) to the router.
 	Mount func(r chi.Router)
 }
@@ -73,7 +74,7 @@ type Server struct {
 	keys           KeyStore
 	registry       Registry
 	registryPrefix string
-	signatures     *signatureChecker
+	signatures     *Signatures
 }
 
 //go:embed openapi.yaml
@@ -85,12 +86,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("new server: a store and a validator are required")
 	}
 	s := &Server{store: cfg.Store, validator: cfg.Validator, logger: cfg.Logger, maxBody: cfg.MaxBodyBytes, cache: cfg.Cache,
-		keys: cfg.Store, registry: cfg.OCI, registryPrefix: cfg.OCIPrefix}
+		keys: cfg.Store, registry: cfg.OCI, registryPrefix: cfg.OCIPrefix, signatures: cfg.Signatures}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
-	}
-	if s.registry != nil {
-		s.signatures = &signatureChecker{registry: s.registry, keys: cfg.Store, logger: s.logger}
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes

@@ -38,17 +38,27 @@ type KeyStore interface {
 // publisher signs after publishing, and the status should follow within minutes.
 const signatureCheckAge = 2 * time.Minute
 
-// signatureChecker reports the signature status of artifacts against their publisher's keys,
-// recording what it learns in the store so replicas share it.
-type signatureChecker struct {
+// Signatures reports the signature status of catalog and function versions (verified, signed or
+// unsigned) against their publisher's registered keys, reading signatures from the registries the
+// artifacts live in and recording what it learns in the store, so replicas share it. The JSON API
+// and the website both use it. A nil *Signatures annotates nothing.
+type Signatures struct {
 	registry Registry
 	keys     KeyStore
 	logger   *slog.Logger
 }
 
+// NewSignatures returns the signature reporter of a service that has a registry.
+func NewSignatures(registry Registry, keys KeyStore, logger *slog.Logger) *Signatures {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Signatures{registry: registry, keys: keys, logger: logger}
+}
+
 // statuses returns the status of each subject (a pinned reference, repository@sha256:...) for
 // publisher. A subject whose registry cannot be reached is left out: its status is unknown.
-func (c *signatureChecker) statuses(ctx context.Context, publisher string, subjects []string) map[string]string {
+func (c *Signatures) statuses(ctx context.Context, publisher string, subjects []string) map[string]string {
 	out := map[string]string{}
 	if c == nil || len(subjects) == 0 {
 		return out
@@ -102,7 +112,7 @@ func (c *signatureChecker) statuses(ctx context.Context, publisher string, subje
 	return out
 }
 
-func (c *signatureChecker) publisherKeys(ctx context.Context, publisher string) ([]sign.PublicKey, error) {
+func (c *Signatures) publisherKeys(ctx context.Context, publisher string) ([]sign.PublicKey, error) {
 	stored, err := c.keys.ListKeys(ctx, publisher)
 	if err != nil {
 		return nil, err
@@ -183,8 +193,9 @@ func combine(subjects []string, statuses map[string]string) string {
 	return result
 }
 
-func (s *Server) annotateCatalogVersions(ctx context.Context, versions []store.CatalogVersion) {
-	if s.signatures == nil {
+// AnnotateCatalogVersions fills in the Signature of every version that was pushed to a registry.
+func (s *Signatures) AnnotateCatalogVersions(ctx context.Context, versions []store.CatalogVersion) {
+	if s == nil {
 		return
 	}
 	byPublisher := map[string][]string{}
@@ -195,7 +206,7 @@ func (s *Server) annotateCatalogVersions(ctx context.Context, versions []store.C
 	}
 	statuses := map[string]string{}
 	for pub, subjects := range byPublisher {
-		for k, v := range s.signatures.statuses(ctx, pub, subjects) {
+		for k, v := range s.statuses(ctx, pub, subjects) {
 			statuses[pub+"\x00"+k] = v
 		}
 	}
@@ -205,14 +216,17 @@ func (s *Server) annotateCatalogVersions(ctx context.Context, versions []store.C
 }
 
 // annotateLatest fills in the signature status of each catalog's latest version.
-func (s *Server) annotateLatest(ctx context.Context, cs []store.CatalogSummary) {
+func (s *Signatures) annotateLatest(ctx context.Context, cs []store.CatalogSummary) {
+	if s == nil {
+		return
+	}
 	var versions []store.CatalogVersion
 	for _, c := range cs {
 		if c.Latest != nil {
 			versions = append(versions, *c.Latest)
 		}
 	}
-	s.annotateCatalogVersions(ctx, versions)
+	s.AnnotateCatalogVersions(ctx, versions)
 	i := 0
 	for _, c := range cs {
 		if c.Latest != nil {
@@ -222,13 +236,15 @@ func (s *Server) annotateLatest(ctx context.Context, cs []store.CatalogSummary) 
 	}
 }
 
-func (s *Server) annotateFunctionVersions(ctx context.Context, fvs []store.FunctionVersion) {
-	if s.signatures == nil {
+// AnnotateFunctionVersions fills in the Signature of every version whose artifacts are in OCI
+// registries.
+func (s *Signatures) AnnotateFunctionVersions(ctx context.Context, fvs []store.FunctionVersion) {
+	if s == nil {
 		return
 	}
 	for i, fv := range fvs {
 		subjects := functionSubjects(fv)
-		fvs[i].Signature = combine(subjects, s.signatures.statuses(ctx, fv.Publisher, subjects))
+		fvs[i].Signature = combine(subjects, s.statuses(ctx, fv.Publisher, subjects))
 	}
 }
 
