@@ -200,7 +200,8 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Sign(ctx, image, signer, oci.SignOptions{Format: oci.FormatBundle}) // as cosign v3 signs; err != nil {
+	// signed the way cosign v3 signs: a sigstore bundle stored as a referrer
+	if _, err := client.Sign(ctx, image, signer, oci.SignOptions{Format: oci.FormatBundle}); err != nil {
 		t.Fatal(err)
 	}
 	if r := do(t, http.MethodPut, s.url+"/api/v1/publishers/example.com/keys", tok, pub); r.status != http.StatusCreated {
