@@ -117,12 +117,16 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), server.NewPoolCollector(st.Pool()))
 	cache := server.NewContentCache(cacheSize)
-	site, err := web.New(web.Config{Store: st, Logger: logger})
+	var signatures *server.Signatures
+	if registry != nil {
+		signatures = server.NewSignatures(registry, st, logger)
+	}
+	site, err := web.New(web.Config{Store: st, Logger: logger, Signatures: signatures})
 	if err != nil {
 		return err
 	}
 	srv, err := server.New(server.Config{Store: st, Validator: validator, Logger: logger, Registry: reg, MaxBodyBytes: maxBody, Cache: cache, Mount: site.Mount,
-		OCI: registry, OCIPrefix: registryPrefix})
+		OCI: registry, OCIPrefix: registryPrefix, Signatures: signatures})
 	if err != nil {
 		return err
 	}
