@@ -100,7 +100,8 @@ func TestContainerIsLockedDown(t *testing.T) {
 		v2         bool
 		interfaces string
 	}{{false, "interfaces=lo"}, {true, "interfaces=lo,eth0"}} {
-		out := run{stdin: service}.krm(t, append([]string{"fn", "run", "-", "--fn-config", cfg}, flags(t, containerCatalog(t, image, tc.v2))...)...)
+		// two steps: a v2 function that runs more than once is run as a server
+		out := run{stdin: service}.krm(t, append([]string{"fn", "run", "-", "--fn-config", cfg, "--fn-config", cfg}, flags(t, containerCatalog(t, image, tc.v2))...)...)
 		if out.code != 0 {
 			t.Fatal(out)
 		}

@@ -71,6 +71,10 @@ type Options struct {
 	YAMLWire bool
 	// NoServerMode runs spec v2 functions one process per call like v1 ones.
 	NoServerMode bool
+	// ServerModeAlways starts a spec v2 function as a server even when the runner has it run only
+	// once (by default a server is started for a function that runs more than once: for a single
+	// call, starting a server costs more than the process it replaces).
+	ServerModeAlways bool
 	// LookupEnv reads the environment (KRM_FN_RUNTIME); nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 }
@@ -87,6 +91,7 @@ type Runner struct {
 	mu      sync.Mutex
 	engine  string
 	schemas map[string]*schemas.FunctionConfigSchema
+	uses    map[string]int // checked configs by function version, to decide on server mode
 }
 
 // New returns a Runner.
@@ -109,6 +114,7 @@ func New(o Options) *Runner {
 		store:   &execfn.Store{Dir: filepath.Join(o.CacheDir, "exec"), HTTPClient: o.HTTPClient, OCI: o.OCI},
 		pool:    &servermode.Pool{Format: wire(o)},
 		schemas: map[string]*schemas.FunctionConfigSchema{},
+		uses:    map[string]int{},
 	}
 	return r
 }
@@ -169,6 +175,11 @@ func (r *Runner) Check(ctx context.Context, cfg *yaml.RNode) (*Checked, []fn.Res
 		return nil, nil, err
 	}
 	c := &Checked{Name: describe(res), cfg: cfg, res: res}
+	if res.Explicit == nil {
+		r.mu.Lock()
+		r.uses[useKey(res)]++
+		r.mu.Unlock()
+	}
 	if res.Explicit == nil && res.Version.Schema != nil {
 		results, err := r.validate(res, cfg)
 		if err != nil {
@@ -193,6 +204,24 @@ func (r *Runner) Build(ctx context.Context, c *Checked, baseDir string) (fn.Step
 		return fn.Step{}, fmt.Errorf("%s: %w", c.Name, err)
 	}
 	return fn.Step{Name: c.Name + " (" + kind + ")", Function: f, Config: withoutRuntimeField(c.cfg)}, nil
+}
+
+func useKey(res *resolver.Resolution) string {
+	return res.Catalog + "\x00" + res.Function.ID() + "\x00" + res.Version.Name
+}
+
+// serverMode reports whether a resolved function runs as a spec v2 server: it declares v2, and the
+// runner has it run more than once (or is told to always use servers).
+func (r *Runner) serverMode(res *resolver.Resolution) bool {
+	if !res.Version.SpecV2() || r.o.NoServerMode {
+		return false
+	}
+	if r.o.ServerModeAlways {
+		return true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.uses[useKey(res)] > 1
 }
 
 func describe(res *resolver.Resolution) string {
@@ -331,7 +360,7 @@ func (r *Runner) function(ctx context.Context, res *resolver.Resolution, baseDir
 			return nil, kind, err
 		}
 		mode := kind
-		if res.Version.SpecV2() && !r.o.NoServerMode && kind != "starlark" {
+		if r.serverMode(res) && kind != "starlark" {
 			mode += ", server mode"
 		}
 		return f, mode + ", catalog " + res.Catalog, nil
@@ -413,11 +442,11 @@ func (r *Runner) catalogContainer(_ context.Context, res *resolver.Resolution) (
 		return nil, err
 	}
 	cfg.Engine = engine
-	return r.containerFunction(cfg, res.Version.SpecV2()), nil
+	return r.containerFunction(cfg, r.serverMode(res)), nil
 }
 
-func (r *Runner) containerFunction(cfg container.Config, v2 bool) fn.Function {
-	if v2 && !r.o.NoServerMode {
+func (r *Runner) containerFunction(cfg container.Config, server bool) fn.Function {
+	if server {
 		key := fmt.Sprintf("container\x00%s\x00%t\x00%q", cfg.Image, cfg.Network, cfg.Mounts)
 		return r.pool.Function(key, &container.Launcher{Config: cfg, Stderr: r.o.Stderr}, r.o.Timeout)
 	}
@@ -442,11 +471,11 @@ func (r *Runner) catalogExec(ctx context.Context, res *resolver.Resolution) (fn.
 	if err != nil {
 		return nil, err
 	}
-	return r.execFunction(path, nil, nil, res.Version.SpecV2()), nil
+	return r.execFunction(path, nil, nil, r.serverMode(res)), nil
 }
 
-func (r *Runner) execFunction(path string, args, env []string, v2 bool) fn.Function {
-	if v2 && !r.o.NoServerMode && len(args) == 0 {
+func (r *Runner) execFunction(path string, args, env []string, server bool) fn.Function {
+	if server && len(args) == 0 {
 		return r.pool.Function("exec\x00"+path, &execfn.Launcher{Path: path, Env: env, Stderr: r.o.Stderr}, r.o.Timeout)
 	}
 	return &execfn.Function{Path: path, Args: args, Env: env, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: wire(r.o)}

@@ -31,7 +31,8 @@ type fnOptions struct {
 	mounts                  []string
 	timeout                 time.Duration
 	runtime                 string
-	yamlWire, noServerMode  bool
+	yamlWire                bool
+	serverMode              string
 }
 
 func (o *fnOptions) addResolveFlags(fs *pflag.FlagSet) {
@@ -49,7 +50,7 @@ func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", runner.DefaultTimeout, "time limit for each function call")
 	fs.StringVar(&o.runtime, "runtime", "", "runtime to use when a function offers several: container, exec or starlark (default: starlark, then container, then exec)")
 	fs.BoolVar(&o.yamlWire, "yaml-wire", false, "send ResourceLists to functions as YAML instead of JSON")
-	fs.BoolVar(&o.noServerMode, "no-server-mode", false, "run spec v2 functions as one process per call instead of a reused server")
+	fs.StringVar(&o.serverMode, "server-mode", "auto", "run spec v2 functions as reused servers: auto (when a function runs more than once), always, or never")
 }
 
 func (o *fnOptions) cacheRoot() string {
@@ -152,6 +153,11 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 	default:
 		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--runtime must be container, exec or starlark, not %q", o.runtime)}
 	}
+	switch o.serverMode {
+	case "", "auto", "always", "never":
+	default:
+		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--server-mode must be auto, always or never, not %q", o.serverMode)}
+	}
 	oa := &ociAdapter{opts: o}
 	res, err := o.resolver(oa, extraTrusted...)
 	if err != nil {
@@ -169,7 +175,9 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		OCI:          oa,
 		Runtime:      o.runtime,
 		YAMLWire:     o.yamlWire,
-		NoServerMode: o.noServerMode,
+		NoServerMode: o.serverMode == "never",
+		// fn proxy runs one function per process; "always" is for pipelines and benchmarks
+		ServerModeAlways: o.serverMode == "always",
 	}), nil
 }
 
