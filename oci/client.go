@@ -61,6 +61,10 @@ func (c *Client) repository(ref Reference) *remote.Repository {
 		// Artifacts are small in number; a page bound stops a hostile registry from paging forever.
 		ReferrerListMaxPages: 100,
 		TagListMaxPages:      100,
+		// Without the referrers API, oras-go replaces the referrers index (tag sha256-<hex>) on each
+		// attach and deletes the old one; many registries refuse deletes (distribution does by
+		// default), which would fail the attach. A stale index is harmless garbage.
+		SkipReferrersGC: true,
 	}
 	repo.Reference.Registry, repo.Reference.Repository = ref.Registry, ref.Repository
 	return repo

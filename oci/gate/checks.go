@@ -16,9 +16,13 @@ import (
 )
 
 func (c *Check) add(sev catalog.Severity, pointer, format string, args ...any) {
+	line, col := c.Line, c.Column
+	if c.position != nil && pointer != c.Pointer {
+		line, col = c.position(pointer)
+	}
 	c.Findings = append(c.Findings, catalog.Finding{
 		Severity: sev, Message: fmt.Sprintf(format, args...), File: c.File, Document: c.Document,
-		Pointer: pointer, Line: c.Line, Column: c.Column,
+		Pointer: pointer, Line: line, Column: col,
 	})
 }
 

@@ -87,6 +87,9 @@ type Check struct {
 	Signed   string           `json:"signedBy,omitempty"`
 	OK       bool             `json:"ok"`
 	Findings catalog.Findings `json:"findings,omitempty"`
+
+	// position finds the line and column of a pointer in the document.
+	position func(pointer string) (line, col int)
 }
 
 // Report is the outcome of a run.
@@ -243,7 +246,7 @@ func (g *Gate) checkDocument(ctx context.Context, d *catalog.Document) []Check {
 			at := fmt.Sprintf("%s/versions/%d/runtime", fn.Pointer, vi)
 			newCheck := func(pointer, what, ref string) Check {
 				line, col := d.Position(pointer)
-				return Check{File: d.File, Document: d.Index, Pointer: pointer, Line: line, Column: col, What: what, Reference: ref}
+				return Check{File: d.File, Document: d.Index, Pointer: pointer, Line: line, Column: col, What: what, Reference: ref, position: d.Position}
 			}
 			if ct := v.Runtime.Container; ct != nil && ct.Image != "" {
 				c := newCheck(at+"/container/image", "container image", ct.Image)
