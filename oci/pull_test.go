@@ -59,6 +59,9 @@ func TestExecPlatforms(t *testing.T) {
 			}
 			var got []string
 			for _, m := range idx.Manifests {
+				if _, titled := m.Annotations[ocispec.AnnotationTitle]; titled {
+					t.Errorf("index entry %s has a title: oras pull would write the manifest as a file", m.Digest)
+				}
 				if m.Platform == nil || m.ArtifactType != oci.MediaTypeExec {
 					t.Errorf("index entry %s: platform %v, artifactType %q", m.Digest, m.Platform, m.ArtifactType)
 					continue

@@ -147,7 +147,9 @@ func (c *Client) push(ctx context.Context, refStr string, opts PushOptions) (Pus
 		if err != nil {
 			return PushResult{}, err
 		}
-		m.Platform = f.Platform
+		// The index entry names the platform, not the file: `oras pull` takes a title annotation on
+		// a descriptor as a file name, and would write the manifest itself under the binary's name.
+		m.Platform, m.Annotations = f.Platform, nil
 		res.Platforms = append(res.Platforms, m)
 	}
 	ann := copyMap(base)
