@@ -292,23 +292,8 @@ func writeFileAtomic(full string, data []byte) error {
 }
 
 func (p *Package) encodeFile(rel string, nodes []*yaml.Node) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if f, ok := p.files[rel]; ok && f.seqIndent == string(yaml.WideSequenceStyle) {
-		enc.DefaultSeqIndent()
-	} else {
-		enc.CompactSeqIndent()
-	}
-	for _, n := range nodes {
-		if err := enc.Encode(n); err != nil {
-			return nil, err
-		}
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	f, ok := p.files[rel]
+	return encodeYAML(ok && f.seqIndent == string(yaml.WideSequenceStyle), nodes...)
 }
 
 // safePath checks that a path annotation names a file inside the package and returns it cleaned.

@@ -306,15 +306,40 @@ func (rl *ResourceList) Encode(f Format) ([]byte, error) {
 
 // EncodeYAML writes nodes as a YAML stream, with two-space indentation and sequences indented as
 // Kubernetes tooling writes them (kyaml's compact style).
-func EncodeYAML(nodes ...*yaml.Node) ([]byte, error) {
+func EncodeYAML(nodes ...*yaml.Node) ([]byte, error) { return encodeYAML(false, nodes...) }
+
+// encodeYAML writes each document with the fast writer when it can, and with yaml.v3 otherwise; the
+// output is the same either way. wide indents sequences inside mappings.
+func encodeYAML(wide bool, nodes ...*yaml.Node) ([]byte, error) {
+	out := make([]byte, 0, 64<<10)
+	for i, n := range nodes {
+		if i > 0 {
+			out = append(out, "---\n"...)
+		}
+		if b, ok := appendYAML(out, n, wide); ok {
+			out = b
+			continue
+		}
+		b, err := encodeYAMLv3(n, wide)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+func encodeYAMLv3(n *yaml.Node, wide bool) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	enc.CompactSeqIndent()
-	for _, n := range nodes {
-		if err := enc.Encode(n); err != nil {
-			return nil, fmt.Errorf("encode YAML: %w", err)
-		}
+	if wide {
+		enc.DefaultSeqIndent()
+	} else {
+		enc.CompactSeqIndent()
+	}
+	if err := enc.Encode(n); err != nil {
+		return nil, fmt.Errorf("encode YAML: %w", err)
 	}
 	if err := enc.Close(); err != nil {
 		return nil, fmt.Errorf("encode YAML: %w", err)

@@ -1,0 +1,398 @@
+package fn
+
+import (
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Writing YAML with yaml.v3 costs about twice parsing it (DESIGN §9), and a run writes every
+// resource at least once. appendYAML writes the common shape of Kubernetes resources directly:
+// block mappings and sequences of printable-ASCII scalars, with the comments people put on keys and
+// values. It produces exactly what yaml.v3 (two-space indent) would, which the differential tests and
+// the fuzz target hold it to, and reports ok=false for anything else (flow style, anchors, tags,
+// multi-line or non-ASCII strings, foot comments...), which the caller then gives to yaml.v3.
+
+type fastYAML struct {
+	buf  []byte
+	wide bool // sequences inside mappings indented ("wide"), rather than kyaml's compact style
+}
+
+// appendYAML appends one document. ok is false when the node needs yaml.v3.
+func appendYAML(dst []byte, n *yaml.Node, wide bool) ([]byte, bool) {
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) != 1 || n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" || n.Anchor != "" {
+			return dst, false
+		}
+		n = n.Content[0]
+	}
+	if n.Kind != yaml.MappingNode || n.Style != 0 || n.Anchor != "" || n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" || !plainTag(n, "!!map") {
+		return dst, false
+	}
+	f := fastYAML{buf: dst, wide: wide}
+	if len(n.Content) == 0 {
+		return dst, false
+	}
+	if !f.mapping(n, 0, false) {
+		return dst, false
+	}
+	return f.buf, true
+}
+
+func plainTag(n *yaml.Node, want string) bool {
+	return n.Style&yaml.TaggedStyle == 0 && (n.Tag == "" || n.Tag == want)
+}
+
+func (f *fastYAML) indent(n int) {
+	for range n {
+		f.buf = append(f.buf, ' ')
+	}
+}
+
+// mapping writes the pairs of a non-empty block mapping at indent. inItem is set when the first
+// key follows a sequence item's "- " on the same line.
+func (f *fastYAML) mapping(m *yaml.Node, indent int, inItem bool) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Anchor != "" || k.FootComment != "" || !plainTag(k, "!!str") || len(k.Value) > 128 {
+			return false
+		}
+		if k.HeadComment != "" {
+			if i == 0 && inItem {
+				return false
+			}
+			if !f.comment(k.HeadComment, indent) {
+				return false
+			}
+		}
+		if i > 0 || !inItem {
+			f.indent(indent)
+		}
+		if !f.scalar(k, true) {
+			return false
+		}
+		f.buf = append(f.buf, ':')
+		if !f.value(k, v, indent) {
+			return false
+		}
+	}
+	return true
+}
+
+// value writes what follows "key:" on its line and below.
+func (f *fastYAML) value(k, v *yaml.Node, indent int) bool {
+	if v.Anchor != "" || v.HeadComment != "" || v.FootComment != "" {
+		return false
+	}
+	switch v.Kind {
+	case yaml.ScalarNode:
+		if k.LineComment != "" {
+			return false
+		}
+		f.buf = append(f.buf, ' ')
+		at := len(f.buf)
+		if !f.scalar(v, false) {
+			return false
+		}
+		if len(f.buf) == at {
+			// an empty plain scalar (null): yaml.v3 writes nothing after the colon
+			if v.LineComment != "" {
+				return false
+			}
+			f.buf = f.buf[:at-1]
+		}
+		return f.lineComment(v.LineComment)
+	case yaml.MappingNode, yaml.SequenceNode:
+		if v.Style == yaml.FlowStyle && len(v.Content) > 0 {
+			if k.LineComment != "" {
+				return false
+			}
+			f.buf = append(f.buf, ' ')
+			if !f.flow(v, 0) {
+				return false
+			}
+			return f.lineComment(v.LineComment)
+		}
+		if v.LineComment != "" || v.Style&^yaml.FlowStyle != 0 || v.Style != 0 && len(v.Content) > 0 {
+			return false
+		}
+		if len(v.Content) == 0 {
+			if k.LineComment != "" || !plainTag(v, "!!map") && !plainTag(v, "!!seq") {
+				return false
+			}
+			if v.Kind == yaml.MappingNode {
+				f.buf = append(f.buf, " {}\n"...)
+			} else {
+				f.buf = append(f.buf, " []\n"...)
+			}
+			return true
+		}
+		if !f.lineComment(k.LineComment) {
+			return false
+		}
+		if v.Kind == yaml.MappingNode {
+			return plainTag(v, "!!map") && f.mapping(v, indent+2, false)
+		}
+		seqIndent := indent
+		if f.wide {
+			seqIndent += 2
+		}
+		return plainTag(v, "!!seq") && f.sequence(v, seqIndent)
+	}
+	return false
+}
+
+func (f *fastYAML) sequence(s *yaml.Node, indent int) bool {
+	for _, it := range s.Content {
+		if it.Anchor != "" || it.HeadComment != "" || it.FootComment != "" {
+			return false
+		}
+		f.indent(indent)
+		f.buf = append(f.buf, "- "...)
+		switch it.Kind {
+		case yaml.ScalarNode:
+			at := len(f.buf)
+			if !f.scalar(it, false) {
+				return false
+			}
+			if len(f.buf) == at {
+				if it.LineComment != "" {
+					return false
+				}
+				f.buf = f.buf[:at-1] // "-" alone for an empty plain scalar, as yaml.v3 writes it
+			}
+			if !f.lineComment(it.LineComment) {
+				return false
+			}
+		case yaml.MappingNode:
+			if it.LineComment != "" || !plainTag(it, "!!map") || it.Style&^yaml.FlowStyle != 0 || it.Style != 0 && len(it.Content) > 0 {
+				return false
+			}
+			if len(it.Content) == 0 {
+				f.buf = append(f.buf, "{}\n"...)
+				continue
+			}
+			if !f.mapping(it, indent+2, true) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// flow writes a flow sequence or mapping ([a, b] or {k: v}) whose members are scalars or flow
+// collections themselves, without comments.
+func (f *fastYAML) flow(n *yaml.Node, depth int) bool {
+	if depth > 32 || n.Anchor != "" || n.HeadComment != "" || n.FootComment != "" || (depth > 0 && n.LineComment != "") {
+		return false
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return f.flowScalar(n, false)
+	case yaml.SequenceNode:
+		if !plainTag(n, "!!seq") {
+			return false
+		}
+		f.buf = append(f.buf, '[')
+		for i, c := range n.Content {
+			if i > 0 {
+				f.buf = append(f.buf, ", "...)
+			}
+			if !f.flow(c, depth+1) {
+				return false
+			}
+		}
+		f.buf = append(f.buf, ']')
+		return true
+	case yaml.MappingNode:
+		if !plainTag(n, "!!map") {
+			return false
+		}
+		f.buf = append(f.buf, '{')
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if i > 0 {
+				f.buf = append(f.buf, ", "...)
+			}
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode || k.Anchor != "" || k.HeadComment != "" || k.LineComment != "" || k.FootComment != "" || !plainTag(k, "!!str") || len(k.Value) > 128 {
+				return false
+			}
+			if !f.flowScalar(k, true) {
+				return false
+			}
+			f.buf = append(f.buf, ": "...)
+			if !f.flow(n.Content[i+1], depth+1) {
+				return false
+			}
+		}
+		f.buf = append(f.buf, '}')
+		return true
+	}
+	return false
+}
+
+func (f *fastYAML) flowScalar(n *yaml.Node, key bool) bool {
+	if n.LineComment != "" || n.HeadComment != "" || n.FootComment != "" {
+		return false
+	}
+	at := len(f.buf)
+	ok := f.scalarIn(n, key, true)
+	if ok && len(f.buf) == at {
+		return false // an empty plain scalar in a flow collection: left to yaml.v3
+	}
+	return ok
+}
+
+func (f *fastYAML) lineComment(c string) bool {
+	if c == "" {
+		f.buf = append(f.buf, '\n')
+		return true
+	}
+	if strings.ContainsAny(c, "\n\r") || !strings.HasPrefix(c, "#") {
+		return false
+	}
+	f.buf = append(f.buf, ' ')
+	f.buf = append(f.buf, c...)
+	f.buf = append(f.buf, '\n')
+	return true
+}
+
+// comment writes a head comment, a line at a time at indent. Blank lines within it, and lines that
+// are not comments, are left to yaml.v3.
+func (f *fastYAML) comment(c string, indent int) bool {
+	for _, line := range strings.Split(c, "\n") {
+		if !strings.HasPrefix(line, "#") || strings.ContainsRune(line, '\r') {
+			return false
+		}
+		f.indent(indent)
+		f.buf = append(f.buf, line...)
+		f.buf = append(f.buf, '\n')
+	}
+	return true
+}
+
+// scalar writes a scalar of block context in the style yaml.v3 would choose.
+func (f *fastYAML) scalar(n *yaml.Node, key bool) bool { return f.scalarIn(n, key, false) }
+
+// scalarIn writes a scalar in the style yaml.v3 would choose, in block or flow context.
+func (f *fastYAML) scalarIn(n *yaml.Node, key, flow bool) bool {
+	if n.Kind != yaml.ScalarNode || n.Style&(yaml.TaggedStyle|yaml.LiteralStyle|yaml.FoldedStyle|yaml.FlowStyle) != 0 {
+		return false
+	}
+	v := n.Value
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return false
+		}
+	}
+	tag := n.Tag
+	resolved := (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag()
+	if tag == "" {
+		tag = resolved
+	}
+	quoted := n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0
+	switch {
+	case tag == "!!str":
+	case quoted || resolved != tag:
+		// yaml.v3 would write an explicit tag
+		return false
+	case tag != "!!int" && tag != "!!float" && tag != "!!bool" && tag != "!!null":
+		return false
+	}
+	switch {
+	case n.Style&yaml.DoubleQuotedStyle != 0:
+		f.doubleQuoted(v)
+	case n.Style&yaml.SingleQuotedStyle != 0:
+		f.singleQuoted(v)
+	case tag == "!!str" && resolved != "!!str":
+		f.doubleQuoted(v) // a string that would read back as another type
+	case len(v) == 0 && (key || flow):
+		f.singleQuoted(v)
+	case !plainAllowed(v) || flow && !flowPlainAllowed(v):
+		if tag != "!!str" {
+			return false
+		}
+		f.singleQuoted(v)
+	default:
+		f.buf = append(f.buf, v...)
+	}
+	return true
+}
+
+func (f *fastYAML) doubleQuoted(v string) {
+	f.buf = append(f.buf, '"')
+	for i := 0; i < len(v); i++ {
+		if v[i] == '"' || v[i] == '\\' {
+			f.buf = append(f.buf, '\\')
+		}
+		f.buf = append(f.buf, v[i])
+	}
+	f.buf = append(f.buf, '"')
+}
+
+func (f *fastYAML) singleQuoted(v string) {
+	f.buf = append(f.buf, '\'')
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\'' {
+			f.buf = append(f.buf, '\'')
+		}
+		f.buf = append(f.buf, v[i])
+	}
+	f.buf = append(f.buf, '\'')
+}
+
+// plainAllowed is yaml.v3's block_plain_allowed for printable ASCII without tabs or line breaks.
+func plainAllowed(v string) bool {
+	if v == "" {
+		return true
+	}
+	if v[0] == ' ' || v[len(v)-1] == ' ' {
+		return false
+	}
+	if strings.HasPrefix(v, "---") || strings.HasPrefix(v, "...") {
+		return false
+	}
+	blankAfter := func(i int) bool { return i+1 >= len(v) || v[i+1] == ' ' }
+	switch v[0] {
+	case '#', ',', '[', ']', '{', '}', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`':
+		return false
+	case '?', ':', '-':
+		if blankAfter(0) {
+			return false
+		}
+	}
+	for i := 1; i < len(v); i++ {
+		switch v[i] {
+		case ':':
+			if blankAfter(i) {
+				return false
+			}
+		case '#':
+			if v[i-1] == ' ' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// flowPlainAllowed is yaml.v3's flow_plain_allowed for printable ASCII without tabs or line breaks
+// (plainAllowed must hold too).
+func flowPlainAllowed(v string) bool {
+	if v == "" {
+		return false
+	}
+	switch v[0] {
+	case '?', ':':
+		return false
+	}
+	for i := 1; i < len(v); i++ {
+		switch v[i] {
+		case ',', '?', '[', ']', '{', '}', ':':
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,231 @@
+package fn
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// fastCorpus are documents the fast writer must write exactly as yaml.v3 does (fast=true), or leave
+// to yaml.v3 (fast=false).
+var fastCorpus = []struct {
+	doc  string
+	fast bool
+}{
+	{commented, true},
+	{"apiVersion: v1\nkind: X\nflow: [a, 'b c', \"d,e\", '', x:y, 1, true, null, {k: v, 'q': [1, 2]}, []]\nm: {a: 1, b: '#x', c: a#b}\n", true},
+	{"apiVersion: v1\nkind: X\nflow: [a, b] # after\n", true},
+	{"apiVersion: v1\nkind: X\nflow: [a, # inside\n  b]\n", false},
+	{sampleList, true},
+	{twoDocs, true},
+	{`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: strings
+data:
+  plain: hello world
+  colon: "a: b"
+  colon2: a:b
+  hash: "a #b"
+  hash2: a#b
+  dash: "- x"
+  dash2: -x
+  question: "? x"
+  lead: " x"
+  trail: "x "
+  empty: ""
+  quote: "it's"
+  dq: 'say "hi"'
+  bool: "true"
+  int: "42"
+  float: "1.5"
+  nullish: "null"
+  tilde: "~"
+  hex: "0x1F"
+  octal: "0o17"
+  date: "2001-12-14"
+  star: "*x"
+  amp: "&x"
+  bang: "!x"
+  pct: "%x"
+  at: "@x"
+  tick: "` + "`" + `x"
+  brace: "{x}"
+  bracket: "[x]"
+  comma: ",x"
+  pipe: "|x"
+  gt: ">x"
+  dots: "...x"
+  dashes: "---x"
+  backslash: 'a\b'
+  single: 'single'
+  double: "double"
+  yes: "yes"
+  on: "on"
+  inf: ".inf"
+  nan: ".NaN"
+  exp: "1e3"
+  under: "1_000"
+  plus: "+1"
+  colonend: "x:"
+  "key with spaces": v
+  "true": v
+  "": empty key
+  'quoted key': v
+`, true},
+	{`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web # the name
+  labels:
+    app: web
+  annotations: {}
+spec:
+  # how many
+  # replicas
+  replicas: 3 # one per zone
+  paused: false
+  ratio: 0.5
+  nothing: null
+  tilde: ~
+  big: 12345678901234567890
+  neg: -1
+  template:
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.25
+        ports:
+        - containerPort: 80
+          protocol: TCP
+        - containerPort: 443
+        env: []
+        resources:
+          limits:
+            cpu: 500m
+      - name: side # a sidecar
+        args:
+        - --port=8080
+        - -v
+        - x # a comment on an item
+      volumes:
+      - {}
+`, true},
+	{"apiVersion: v1\nkind: List\nitems:\n- a\n- - nested\n", false},
+	{"apiVersion: v1\nkind: List\nitems:\n- [a, b]\n", false},
+	{"apiVersion: v1\nkind: X\ndata:\n  multi: |\n    line one\n    line two\n", false},
+	{"apiVersion: v1\nkind: X\ndata:\n  u: é\n", false},
+	{"apiVersion: v1\nkind: X\nbase: &b\n  x: 1\nuse: *b\n", false},
+	{"apiVersion: v1\nkind: X\ntagged: !custom x\n", false},
+	{"apiVersion: v1\nkind: X\nforced: !!str 1\n", false},
+	{"apiVersion: v1\nkind: X\nspec: # trailing\n  a: 1\n", true},
+	{"apiVersion: v1\nkind: X\nlist: # on the list\n- a\n", true},
+	{"apiVersion: v1\nkind: X\nspec:\n  a: 1\n  # foot\n", false},
+	{"# head\n\napiVersion: v1\nkind: X\n", false},
+	{"apiVersion: v1\nkind: X\nspec:\n\n  # after a blank line\n  a: 1\n", true},
+	{"apiVersion: v1\nkind: X\nitems:\n- # on the item\n  a: 1\n", false},
+	{"apiVersion: v1\nkind: X\nitems:\n- a: 1\n  # second key\n  b: 2\n", true},
+}
+
+func encodeV3(t testing.TB, n *yaml.Node, wide bool) string {
+	t.Helper()
+	b, err := encodeYAMLv3(n, wide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestFastYAMLMatchesYAMLv3(t *testing.T) {
+	t.Parallel()
+	for i, tc := range fastCorpus {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(tc.doc), &doc); err != nil {
+			t.Fatalf("corpus %d: %v", i, err)
+		}
+		for _, wide := range []bool{false, true} {
+			got, ok := appendYAML(nil, &doc, wide)
+			if ok != tc.fast {
+				t.Errorf("corpus %d (wide %v): fast = %v, want %v", i, wide, ok, tc.fast)
+			}
+			if !ok {
+				continue
+			}
+			if diff := cmp.Diff(encodeV3(t, &doc, wide), string(got)); diff != "" {
+				t.Errorf("corpus %d (wide %v) (-yaml.v3 +fast):\n%s", i, wide, diff)
+			}
+		}
+	}
+}
+
+// The JSON path builds nodes with explicit tags and no styles; the fast writer must quote what needs
+// quoting exactly as yaml.v3 does.
+func TestFastYAMLFromJSON(t *testing.T) {
+	t.Parallel()
+	n, err := DecodeJSONNode([]byte(`{"apiVersion":"v1","kind":"X","a":"true","b":"1","c":"","d":"x: y","e":" lead","f":"ok","g":1,"h":1.5,"i":true,"j":null,"k":[],"l":{},"m":["a",{"n":"o"}],"p":"#x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := appendYAML(nil, n, false)
+	if !ok {
+		t.Fatal("the fast writer refused a plain JSON document")
+	}
+	if diff := cmp.Diff(encodeV3(t, n, false), string(got)); diff != "" {
+		t.Errorf("(-yaml.v3 +fast):\n%s", diff)
+	}
+}
+
+func TestEncodeYAMLStreamMixesWriters(t *testing.T) {
+	t.Parallel()
+	var a, b yaml.Node
+	_ = yaml.Unmarshal([]byte("apiVersion: v1\nkind: A\n"), &a)
+	_ = yaml.Unmarshal([]byte("apiVersion: v1\nkind: B\nx: [1, 2]\n"), &b) // flow: yaml.v3
+	got, err := EncodeYAML(&a, &b, &a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	enc := yaml.NewEncoder(&want)
+	enc.SetIndent(2)
+	enc.CompactSeqIndent()
+	for _, n := range []*yaml.Node{&a, &b, &a} {
+		_ = enc.Encode(n)
+	}
+	_ = enc.Close()
+	if diff := cmp.Diff(want.String(), string(got)); diff != "" {
+		t.Errorf("(-yaml.v3 stream +ours):\n%s", diff)
+	}
+}
+
+// FuzzFastYAML holds the fast YAML writer to yaml.v3: for any document it accepts, the output must
+// be byte for byte what yaml.v3 writes.
+//
+//	go test ./fn -run '^$' -fuzz FuzzFastYAML -fuzztime 60s
+func FuzzFastYAML(f *testing.F) {
+	for _, tc := range fastCorpus {
+		f.Add(tc.doc, false)
+	}
+	f.Fuzz(func(t *testing.T, doc string, wide bool) {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
+			return
+		}
+		got, ok := appendYAML(nil, &n, wide)
+		if !ok {
+			return
+		}
+		want, err := encodeYAMLv3(&n, wide)
+		if err != nil {
+			t.Skip("yaml.v3 cannot write it either")
+		}
+		if string(want) != string(got) {
+			t.Fatalf("fast writer differs from yaml.v3:\n--- yaml.v3\n%s\n--- fast\n%s", want, got)
+		}
+		if strings.Count(string(got), "\n") == 0 {
+			t.Fatal("no output")
+		}
+	})
+}
