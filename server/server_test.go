@@ -1,0 +1,132 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/store"
+)
+
+func TestStatusOf(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{store.Errorf(store.ErrNotFound, "no catalog %q", "x"), http.StatusNotFound},
+		{fmt.Errorf("publish: %w", store.Errorf(store.ErrConflict, "taken")), http.StatusConflict},
+		{store.Errorf(store.ErrForbidden, "not yours"), http.StatusForbidden},
+		{store.Errorf(store.ErrUnauthorized, "no token"), http.StatusUnauthorized},
+		{fmt.Errorf("search: %w", store.ErrBadPageToken), http.StatusBadRequest},
+		{&invalidDocument{message: "bad", findings: catalog.Findings{{Message: "m"}}}, http.StatusUnprocessableEntity},
+		{&badRequest{message: "bad"}, http.StatusBadRequest},
+		{&http.MaxBytesError{Limit: 4 << 20}, http.StatusRequestEntityTooLarge},
+		{&upstreamError{message: "push failed", err: errors.New("down")}, http.StatusBadGateway},
+		{errors.New("database exploded"), http.StatusInternalServerError},
+	}
+	for _, tc := range tests {
+		got, msg, _ := statusOf(tc.err)
+		if got != tc.want {
+			t.Errorf("statusOf(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+		if got == http.StatusInternalServerError && msg != "internal error" {
+			t.Errorf("an internal error leaks its cause to the client: %q", msg)
+		}
+	}
+	if _, msg, _ := statusOf(&http.MaxBytesError{Limit: 4 << 20}); msg != "request body is larger than the limit of 4 MiB" {
+		t.Errorf("413 message %q", msg)
+	}
+}
+
+func TestContentNegotiation(t *testing.T) {
+	t.Parallel()
+	for accept, want := range map[string]bool{
+		"":                                   false,
+		"application/json":                   true,
+		"application/json; charset=utf-8":    true,
+		"text/html, application/json;q=0.9":  true,
+		"application/yaml, application/json": false,
+		"*/*":                                false,
+		"text/yaml":                          false,
+	} {
+		if got := wantsJSON(accept); got != want {
+			t.Errorf("wantsJSON(%q) = %v, want %v", accept, got, want)
+		}
+	}
+	etag := `"sha256:abc"`
+	for header, want := range map[string]bool{
+		"":                      false,
+		`"sha256:abc"`:          true,
+		`W/"sha256:abc"`:        true,
+		`"other", "sha256:abc"`: true,
+		"*":                     true,
+		`"sha256:abcd"`:         false,
+		`sha256:abc`:            false,
+	} {
+		if got := etagMatches(header, etag); got != want {
+			t.Errorf("etagMatches(%q) = %v, want %v", header, got, want)
+		}
+	}
+}
+
+func TestContentCache(t *testing.T) {
+	t.Parallel()
+	content := func(body string) *preparedContent {
+		return prepare(store.Content{Name: "c", Bytes: []byte(body)})
+	}
+	t.Run("latest content is not cached while not following publishes", func(t *testing.T) {
+		c := NewContentCache(1 << 20)
+		c.put("latest:c", c.ticket("catalog:c"), content("v1"))
+		if c.get("latest:c") != nil {
+			t.Error("cached without a live listener")
+		}
+		c.put("pinned:c@1", c.ticket(""), content("v1"))
+		if c.get("pinned:c@1") == nil {
+			t.Error("immutable content was not cached")
+		}
+	})
+	t.Run("a fill that raced with a publish is dropped", func(t *testing.T) {
+		c := NewContentCache(1 << 20)
+		c.setLive(true)
+		tk := c.ticket("catalog:c")
+		c.invalidate("catalog:c") // a publish committed while the store was read
+		c.put("latest:c", tk, content("v1"))
+		if c.get("latest:c") != nil {
+			t.Error("stale content was cached")
+		}
+		c.put("latest:c", c.ticket("catalog:c"), content("v2"))
+		if got := c.get("latest:c"); got == nil || string(got.yaml.body) != "v2" {
+			t.Error("fresh content was not cached")
+		}
+		c.invalidate("catalog:c")
+		if c.get("latest:c") != nil {
+			t.Error("invalidation kept the entry")
+		}
+	})
+	t.Run("losing the listener drops mutable entries", func(t *testing.T) {
+		c := NewContentCache(1 << 20)
+		c.setLive(true)
+		c.put("latest:c", c.ticket("catalog:c"), content("v1"))
+		c.put("pinned:c@1", c.ticket(""), content("v1"))
+		c.setLive(false)
+		if c.get("latest:c") != nil || c.get("pinned:c@1") == nil {
+			t.Error("a disconnect must drop latest entries and keep pinned ones")
+		}
+	})
+	t.Run("the cache stays within its size", func(t *testing.T) {
+		c := NewContentCache(4000)
+		c.setLive(true)
+		for i := range 20 {
+			c.put(fmt.Sprintf("pinned:c@%d", i), c.ticket(""), content(string(make([]byte, 300))))
+		}
+		if c.size > 4000 {
+			t.Errorf("cache holds %d bytes, above its 4000", c.size)
+		}
+		if c.get("pinned:c@19") == nil || c.get("pinned:c@0") != nil {
+			t.Error("the least recently used entries should go first")
+		}
+	})
+}
