@@ -37,7 +37,7 @@ type PublishDefinitionParams struct {
 }
 
 const (
-	sqlLockFunction     = `SELECT id FROM functions WHERE fn_group = $1 AND kind = $2 FOR UPDATE`
+	sqlLockFunction     = `SELECT id FROM functions WHERE fn_group = $1 AND kind = $2 FOR NO KEY UPDATE`
 	sqlLatestRevision   = `SELECT id, digest, published_at FROM definition_revisions WHERE function_id = $1 ORDER BY id DESC LIMIT 1`
 	sqlRevisionVersions = `SELECT version, spec FROM function_versions WHERE definition_revision_id = $1 ORDER BY id`
 	sqlInsertRevision   = `

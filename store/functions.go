@@ -165,41 +165,30 @@ func (s *Store) SearchFunctions(ctx context.Context, q SearchQuery) (SearchResul
 		offset = pt.Offset
 	}
 	tsq := prefixQuery(q.Text)
-	batch := &pgx.Batch{}
-	sql, args := pageStatement(q, tsq, limit, offset)
-	batch.Queue(sql, args...)
-	sql, args = facetStatement(q, tsq)
-	batch.Queue(sql, args...)
-	br := s.pool.SendBatch(ctx, batch)
-	defer br.Close()
-
-	res := SearchResult{Functions: []FunctionSummary{}, Facets: Facets{Publisher: []FacetCount{}, Tag: []FacetCount{}, Runtime: []FacetCount{}}}
-	rows, err := br.Query()
-	if err != nil {
-		return SearchResult{}, fmt.Errorf("search functions: %w", err)
-	}
-	res.Functions, err = pgx.CollectRows(rows, pgx.RowToStructByPos[FunctionSummary])
-	if err != nil {
-		return SearchResult{}, fmt.Errorf("search functions: %w", err)
-	}
-	if rows, err = br.Query(); err != nil {
-		return SearchResult{}, fmt.Errorf("search facets: %w", err)
-	}
-	facets := []*[]FacetCount{&res.Facets.Publisher, &res.Facets.Tag, &res.Facets.Runtime}
-	for rows.Next() {
-		var (
-			which int
-			fc    FacetCount
-		)
-		if err := rows.Scan(&which, &fc.Value, &fc.Count); err != nil {
-			rows.Close()
-			return SearchResult{}, fmt.Errorf("search facets: %w", err)
+	// The page and the facet counts are independent: they run at once on two connections, so a
+	// search takes as long as the slower of the two.
+	res := SearchResult{Facets: Facets{Publisher: []FacetCount{}, Tag: []FacetCount{}, Runtime: []FacetCount{}}}
+	var pageErr error
+	pageDone := make(chan struct{})
+	go func() {
+		defer close(pageDone)
+		sql, args := pageStatement(q, tsq, limit, offset)
+		rows, err := s.pool.Query(ctx, sql, args...)
+		if err == nil {
+			res.Functions, err = pgx.CollectRows(rows, pgx.RowToStructByPos[FunctionSummary])
 		}
-		*facets[which] = append(*facets[which], fc)
+		pageErr = err
+	}()
+	facetErr := s.facets(ctx, q, tsq, &res.Facets)
+	<-pageDone
+	if pageErr != nil {
+		return SearchResult{}, fmt.Errorf("search functions: %w", pageErr)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return SearchResult{}, fmt.Errorf("search facets: %w", err)
+	if facetErr != nil {
+		return SearchResult{}, fmt.Errorf("search facets: %w", facetErr)
+	}
+	if res.Functions == nil {
+		res.Functions = []FunctionSummary{}
 	}
 	// The publisher facet applies every filter but its own, so the total is its count for the
 	// chosen publisher, or its sum.
@@ -208,14 +197,48 @@ func (s *Store) SearchFunctions(ctx context.Context, q SearchQuery) (SearchResul
 			res.Total += fc.Count
 		}
 	}
-	for _, f := range facets {
-		sortFacet(*f)
-	}
 	if next := offset + len(res.Functions); len(res.Functions) == limit && next < res.Total {
 		data, _ := json.Marshal(pageToken{Offset: next, Query: q.fingerprint()})
 		res.NextPageToken = base64.RawURLEncoding.EncodeToString(data)
 	}
 	return res, nil
+}
+
+// sqlFacetTotals reads the facet counts of everything, kept by each publish.
+const sqlFacetTotals = `
+SELECT CASE facet WHEN 'publisher' THEN 0 WHEN 'tag' THEN 1 ELSE 2 END, value, count
+FROM facet_totals WHERE count > 0`
+
+// facets counts the matches by publisher, tag and runtime. Without text or filters, everything
+// matches, and the totals kept by each publish are the answer.
+func (s *Store) facets(ctx context.Context, q SearchQuery, tsq string, out *Facets) error {
+	sql, args := sqlFacetTotals, []any(nil)
+	if tsq != "" || len(q.Tags) > 0 || q.Publisher != "" || q.Runtime != "" {
+		sql, args = facetStatement(q, tsq)
+	}
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	facets := []*[]FacetCount{&out.Publisher, &out.Tag, &out.Runtime}
+	for rows.Next() {
+		var (
+			which int
+			fc    FacetCount
+		)
+		if err := rows.Scan(&which, &fc.Value, &fc.Count); err != nil {
+			return err
+		}
+		*facets[which] = append(*facets[which], fc)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, f := range facets {
+		sortFacet(*f)
+	}
+	return nil
 }
 
 func sortFacet(fc []FacetCount) {

@@ -149,7 +149,17 @@ LEFT JOIN catalog_versions cv ON cv.id = fv.catalog_version_id
 LEFT JOIN catalogs c ON c.id = cv.catalog_id
 WHERE fv.current AND fv.function_id = ANY($1)
 ORDER BY fv.function_id, fv.id`
-	sqlFunctionNames  = `SELECT id, fn_group, kind FROM functions WHERE id = ANY($1)`
+	// Locking the functions first makes concurrent publishes that list the same function refresh
+	// it one after the other, each from the versions the other committed. NO KEY UPDATE, because
+	// indexing versions takes KEY SHARE locks on these rows (the foreign key), which FOR UPDATE
+	// would conflict with, deadlocking two such publishes.
+	sqlLockFunctions = `
+SELECT id, fn_group, kind, publisher, tags, runtimes, cardinality(versions) > 0
+FROM functions WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`
+	sqlAddFacetTotals = `
+INSERT INTO facet_totals (facet, value, count)
+SELECT f, v, d FROM unnest($1::text[], $2::text[], $3::int[]) AS t (f, v, d)
+ON CONFLICT (facet, value) DO UPDATE SET count = facet_totals.count + EXCLUDED.count`
 	sqlUpdateFunction = `
 UPDATE functions SET description = $2, tags = $3, runtimes = $4, versions = $5, catalogs = $6,
     name_words = $7, tag_words = $8, updated_at = now()
@@ -171,6 +181,32 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	type function struct {
+		group, kind, publisher string
+		tags, runtimes         []string
+		visible                bool
+	}
+	locked, err := tx.Query(ctx, sqlLockFunctions, ids)
+	if err != nil {
+		return fmt.Errorf("refresh functions: %w", err)
+	}
+	before := make(map[int64]function, len(ids))
+	for locked.Next() {
+		var (
+			id int64
+			f  function
+		)
+		if err := locked.Scan(&id, &f.group, &f.kind, &f.publisher, &f.tags, &f.runtimes, &f.visible); err != nil {
+			locked.Close()
+			return fmt.Errorf("refresh functions: %w", err)
+		}
+		before[id] = f
+	}
+	locked.Close()
+	if err := locked.Err(); err != nil {
+		return fmt.Errorf("refresh functions: %w", err)
+	}
+
 	views := make(map[int64]*functionView, len(ids))
 	for _, id := range ids {
 		views[id] = &functionView{}
@@ -204,33 +240,58 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("refresh functions: %w", err)
 	}
-	names, err := tx.Query(ctx, sqlFunctionNames, ids)
-	if err != nil {
-		return fmt.Errorf("refresh functions: %w", err)
-	}
+
 	batch := &pgx.Batch{}
-	for names.Next() {
-		var (
-			id          int64
-			group, kind string
-		)
-		if err := names.Scan(&id, &group, &kind); err != nil {
-			names.Close()
-			return fmt.Errorf("refresh functions: %w", err)
+	deltas := facetDeltas{}
+	for _, id := range ids {
+		old, v := before[id], views[id]
+		tags, runtimes := uniqueSorted(v.tags), uniqueSorted(v.runtimes)
+		batch.Queue(sqlUpdateFunction, id, v.description, tags, runtimes, uniqueSorted(v.versions),
+			uniqueSorted(v.catalogs), nameWords(old.group, old.kind), strings.Join(tags, " "))
+		if old.visible {
+			deltas.add(-1, old.publisher, old.tags, old.runtimes)
 		}
-		v := views[id]
-		tags := uniqueSorted(v.tags)
-		batch.Queue(sqlUpdateFunction, id, v.description, tags, uniqueSorted(v.runtimes), uniqueSorted(v.versions),
-			uniqueSorted(v.catalogs), nameWords(group, kind), strings.Join(tags, " "))
+		if len(v.versions) > 0 {
+			deltas.add(+1, old.publisher, tags, runtimes)
+		}
 	}
-	names.Close()
-	if err := names.Err(); err != nil {
-		return fmt.Errorf("refresh functions: %w", err)
+	facets, values, counts := deltas.rows()
+	if len(facets) > 0 {
+		batch.Queue(sqlAddFacetTotals, facets, values, counts)
 	}
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("refresh functions: %w", err)
 	}
 	return nil
+}
+
+// facetDeltas accumulates the changes a refresh makes to facet_totals.
+type facetDeltas map[[2]string]int32
+
+func (d facetDeltas) add(n int32, publisher string, tags, runtimes []string) {
+	d[[2]string{"publisher", publisher}] += n
+	for _, t := range tags {
+		d[[2]string{"tag", t}] += n
+	}
+	for _, r := range runtimes {
+		d[[2]string{"runtime", r}] += n
+	}
+}
+
+// rows returns the non-zero changes in key order, so concurrent publishes touch the rows of
+// facet_totals in the same order and cannot deadlock.
+func (d facetDeltas) rows() (facets, values []string, counts []int32) {
+	keys := make([][2]string, 0, len(d))
+	for k, n := range d {
+		if n != 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b [2]string) int { return strings.Compare(a[0]+"\x00"+a[1], b[0]+"\x00"+b[1]) })
+	for _, k := range keys {
+		facets, values, counts = append(facets, k[0]), append(values, k[1]), append(counts, d[k])
+	}
+	return facets, values, counts
 }
 
 func uniqueSorted(s []string) []string {

@@ -454,3 +454,65 @@ func TestPublishPushesBeforeCommit(t *testing.T) {
 		t.Errorf("versions = %+v %v", versions, err)
 	}
 }
+
+// TestFacetTotalsStayExact publishes catalogs that share functions, concurrently, and checks that
+// the facet totals kept by each publish equal counting the functions afresh.
+func TestFacetTotalsStayExact(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	mustToken(t, s, "example.com")
+	var wg sync.WaitGroup
+	for i, p := range []struct {
+		name, version string
+		n             int
+	}{{"alpha", "1.0.0", 6}, {"beta", "1.0.0", 4}, {"alpha", "2.0.0", 2}, {"gamma", "1.0.0", 9}, {"beta", "1.1.0", 1}, {"gamma", "0.9.0", 3}} {
+		wg.Go(func() {
+			data := testcatalog.Catalog(testcatalog.Options{Name: p.name, Functions: p.n})
+			if _, _, err := publish(t, s, "example.com", p.name, p.version, data); err != nil {
+				t.Errorf("publish %d: %v", i, err)
+			}
+		})
+	}
+	wg.Go(func() { // a definition of a function the catalogs list too
+		def := strings.Replace(strings.Replace(definitionV1, "SetThing", testcatalog.Kind(1), 1), "Sets a thing.", "From a definition.", 1)
+		def = strings.Replace(def, "  publisher: example.com\n", "  publisher: example.com\n  tags: [from-definition]\n", 1)
+		if _, _, err := publishDefinition(t, s, "example.com", def); err != nil {
+			t.Errorf("publish definition: %v", err)
+		}
+	})
+	wg.Wait()
+	got, err := s.SearchFunctions(ctx, store.SearchQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.Pool().Query(ctx, `
+SELECT 'publisher', publisher, count(*) FROM functions WHERE cardinality(versions) > 0 GROUP BY publisher
+UNION ALL SELECT 'tag', t, count(*) FROM functions, unnest(tags) t WHERE cardinality(versions) > 0 GROUP BY t
+UNION ALL SELECT 'runtime', r, count(*) FROM functions, unnest(runtimes) r WHERE cardinality(versions) > 0 GROUP BY r`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for rows.Next() {
+		var facet, value string
+		var n int
+		if err := rows.Scan(&facet, &value, &n); err != nil {
+			t.Fatal(err)
+		}
+		want[facet+"/"+value] = n
+	}
+	rows.Close()
+	have := map[string]int{}
+	for facet, counts := range map[string][]store.FacetCount{"publisher": got.Facets.Publisher, "tag": got.Facets.Tag, "runtime": got.Facets.Runtime} {
+		for _, c := range counts {
+			have[facet+"/"+c.Value] = c.Count
+		}
+	}
+	if diff := cmp.Diff(want, have); diff != "" {
+		t.Errorf("facet totals (-counted +kept):\n%s", diff)
+	}
+	if got.Total != want["publisher/example.com"] {
+		t.Errorf("total %d, want %d", got.Total, want["publisher/example.com"])
+	}
+}

@@ -63,7 +63,7 @@ func writeFunction(b *strings.Builder, o Options, i int) {
 	fmt.Fprintf(b, `  - group: %s
     names:
       kind: %s
-    description: %s the %s of every matching resource; generated function number %d for tests.
+    description: %s the %s of every matching resource (entry %d).
     publisher: %s
     home: https://krm-functions.example.com/%s
     maintainers:
