@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/errdef"
 	"oras.land/oras-go/v2/registry/remote"
 )
@@ -128,10 +130,111 @@ func manifestMediaType(raw []byte) string {
 	return ""
 }
 
-// copyBlob writes the bytes of desc to w: from the cache when it has them, else from the registry,
-// verified while they stream and cached on the way. On error, w may have received unverified
-// bytes: callers write to a temporary file and discard it.
-func (c *Client) copyBlob(ctx context.Context, repo *remote.Repository, desc ocispec.Descriptor, title string, w io.Writer) (fromCache bool, err error) {
+// sink receives a blob's bytes. received hashes what it got; it is called only to explain a
+// mismatch, since the bytes are hashed once on the way in and hashing is the expensive part of a
+// large pull.
+type sink interface {
+	io.Writer
+	received() (digest.Digest, int64, error)
+}
+
+// fileSink writes to a file opened for reading and writing. The writes happen in a goroutine of
+// their own, so that writing the output file overlaps with hashing the same bytes into the cache
+// instead of adding to it: on a pull of a large binary that is most of the difference from a
+// client without a cache. Call wait before using the file.
+type fileSink struct {
+	f       *os.File
+	n       int64
+	chunks  chan []byte
+	free    chan []byte
+	done    chan struct{}
+	err     error // of the writing goroutine; read after done is closed
+	started bool
+}
+
+// asyncChunks bounds how far the writer may lag behind: 32 chunks of oras-go's 32 KiB buffers.
+const asyncChunks = 32
+
+func (s *fileSink) Write(p []byte) (int, error) {
+	if !s.started {
+		s.start()
+	}
+	select {
+	case <-s.done:
+		return 0, s.err
+	default:
+	}
+	var buf []byte
+	select {
+	case buf = <-s.free:
+	default:
+	}
+	buf = append(buf[:0], p...)
+	select {
+	case s.chunks <- buf:
+	case <-s.done:
+		return 0, s.err
+	}
+	s.n += int64(len(p))
+	return len(p), nil
+}
+
+func (s *fileSink) start() {
+	s.started = true
+	s.chunks, s.free, s.done = make(chan []byte, asyncChunks), make(chan []byte, asyncChunks), make(chan struct{})
+	go func() {
+		defer close(s.done)
+		for buf := range s.chunks {
+			if _, err := s.f.Write(buf); err != nil {
+				s.err = err
+				for range s.chunks { // drain, so that Write never blocks on a dead writer
+				}
+				return
+			}
+			select {
+			case s.free <- buf:
+			default:
+			}
+		}
+	}()
+}
+
+// wait flushes the writes and returns the first error.
+func (s *fileSink) wait() error {
+	if !s.started {
+		return nil
+	}
+	close(s.chunks)
+	<-s.done
+	s.started = false
+	return s.err
+}
+
+func (s *fileSink) received() (digest.Digest, int64, error) {
+	if err := s.wait(); err != nil {
+		return "", s.n, err
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return "", s.n, err
+	}
+	d, err := digest.Canonical.FromReader(s.f)
+	return d, s.n, err
+}
+
+type bufferSink struct{ bytes.Buffer }
+
+func (s *bufferSink) received() (digest.Digest, int64, error) {
+	return digest.FromBytes(s.Bytes()), int64(s.Len()), nil
+}
+
+// copyBlob writes the bytes of desc to dst: from the cache when it has them, else from the
+// registry, verified while they stream and cached on the way. On error, dst may have received
+// unverified bytes: callers write to a temporary file and discard it.
+//
+// On the way into the cache, the bytes are checked by oras-go's verifying reader as the OCI
+// layout ingests them, and nowhere else: one hash per blob. Without a cache, verifyingReader does
+// the same.
+func (c *Client) copyBlob(ctx context.Context, repo *remote.Repository, desc ocispec.Descriptor, title string, dst sink) (fromCache bool, err error) {
 	cache := c.opts.Cache
 	if cache != nil && cache.has(ctx, desc.Digest) {
 		rc, err := cache.open(ctx, desc)
@@ -139,6 +242,12 @@ func (c *Client) copyBlob(ctx context.Context, repo *remote.Repository, desc oci
 			return false, err
 		}
 		defer rc.Close()
+		var w io.Writer = dst
+		if fs, ok := dst.(*fileSink); ok {
+			// File to file, so that io.Copy uses copy_file_range: the kernel copies (or, on
+			// file systems that can, shares) the pages without a pass through user space.
+			w = fs.f
+		}
 		if _, err := io.Copy(w, rc); err != nil {
 			return false, fmt.Errorf("copy %s from cache: %w", desc.Digest, err)
 		}
@@ -159,14 +268,15 @@ func (c *Client) copyBlob(ctx context.Context, repo *remote.Repository, desc oci
 		pw, done = c.opts.Progress.Start(title, desc.Size)
 		src = io.TeeReader(rc, pw)
 	}
-	vr := newVerifyingReader(src, desc, "blob "+title)
 	if cache != nil {
-		err = cache.push(ctx, desc, io.TeeReader(vr, w))
+		err = cache.push(ctx, desc, io.TeeReader(src, dst))
+		err = explainMismatch(err, desc, "blob "+title, dst)
 	} else {
-		_, err = io.Copy(w, vr)
-	}
-	if f := vr.failure(); f != nil {
-		err = f
+		vr := newVerifyingReader(src, desc, "blob "+title)
+		_, err = io.Copy(dst, vr)
+		if f := vr.failure(); f != nil {
+			err = f
+		}
 	}
 	done(err)
 	if err != nil {
@@ -175,12 +285,33 @@ func (c *Client) copyBlob(ctx context.Context, repo *remote.Repository, desc oci
 	return false, nil
 }
 
+// explainMismatch turns oras-go's verification errors (which say only "mismatched digest") into a
+// DigestMismatchError naming the digest that was expected and the one received.
+func explainMismatch(err error, desc ocispec.Descriptor, what string, got sink) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, content.ErrTrailingData):
+		return &DigestMismatchError{What: what, Expected: desc.Digest, ExpectedSize: desc.Size, ReceivedSize: desc.Size + 1}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		_, n, _ := got.received()
+		return &DigestMismatchError{What: what, Expected: desc.Digest, ExpectedSize: desc.Size, ReceivedSize: n}
+	case errors.Is(err, content.ErrMismatchedDigest):
+		d, _, rerr := got.received()
+		if rerr != nil {
+			return fmt.Errorf("%s: %w: expected %s (%v)", what, ErrDigestMismatch, desc.Digest, rerr)
+		}
+		return &DigestMismatchError{What: what, Expected: desc.Digest, Received: d}
+	}
+	return err
+}
+
 // readBlob returns the verified bytes of a blob of at most limit bytes.
 func (c *Client) readBlob(ctx context.Context, repo *remote.Repository, desc ocispec.Descriptor, limit int64) ([]byte, error) {
 	if desc.Size > limit || desc.Size < 0 {
 		return nil, fmt.Errorf("blob %s is %d bytes, above the %d-byte limit", desc.Digest, desc.Size, limit)
 	}
-	var buf bytes.Buffer
+	var buf bufferSink
 	buf.Grow(int(desc.Size))
 	if _, err := c.copyBlob(ctx, repo, desc, desc.Digest.String(), &buf); err != nil {
 		return nil, err

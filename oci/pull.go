@@ -118,7 +118,12 @@ func (c *Client) writeLayer(ctx context.Context, repo *remote.Repository, l ocis
 			os.Remove(tmp.Name())
 		}
 	}()
-	if fromCache, err = c.copyBlob(ctx, repo, l, title, tmp); err != nil {
+	fs := &fileSink{f: tmp}
+	fromCache, err = c.copyBlob(ctx, repo, l, title, fs)
+	if werr := fs.wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
 		return false, err
 	}
 	if err = tmp.Chmod(mode); err != nil {

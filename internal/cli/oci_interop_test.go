@@ -19,7 +19,7 @@ import (
 
 // tool finds a CLI .ci/tools.sh built: in $KRM_CATALOG_TOOLS_BIN, else on PATH. Outside CI a
 // missing tool skips the test; in CI (CI=true) it fails it.
-func tool(t *testing.T, name string) string {
+func tool(t testing.TB, name string) string {
 	t.Helper()
 	if dir := os.Getenv("KRM_CATALOG_TOOLS_BIN"); dir != "" {
 		if p := filepath.Join(dir, name); isExecutable(p) {

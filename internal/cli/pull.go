@@ -14,6 +14,7 @@ func newPullCmd() *cobra.Command {
 		dir      string
 		platform string
 		keys     []string
+		noCache  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "pull [-o DIR] [--platform os/arch] [--key cosign.pub]... REF",
@@ -50,6 +51,9 @@ Artifacts whose media type is not one of krm-catalog's are refused.`,
 			if err != nil {
 				return err
 			}
+			if noCache {
+				client = client.WithoutCache()
+			}
 			res, err := client.Pull(cmd.Context(), args[0], opts)
 			if err != nil {
 				return opErr(err)
@@ -69,6 +73,7 @@ Artifacts whose media type is not one of krm-catalog's are refused.`,
 	cmd.Flags().StringVarP(&dir, "output", "o", ".", "directory to write the files into")
 	cmd.Flags().StringVar(&platform, "platform", "", "platform of an exec artifact, as os/arch[/variant] (default: the running platform)")
 	cmd.Flags().StringArrayVar(&keys, "key", nil, "cosign public key; a signature by one of them must verify (repeatable)")
+	cmd.Flags().BoolVar(&noCache, "no-cache", false, "neither read nor fill the cache (a one-off pull writes each file once instead of twice)")
 	return cmd
 }
 

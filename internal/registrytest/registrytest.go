@@ -22,7 +22,8 @@ import (
 	"github.com/distribution/distribution/v3/configuration"
 	_ "github.com/distribution/distribution/v3/registry/auth/htpasswd" // the access controller DistributionWithAuth names
 	"github.com/distribution/distribution/v3/registry/handlers"
-	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory" // the storage driver the config names
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/filesystem" // DistributionOnDisk's storage
+	_ "github.com/distribution/distribution/v3/registry/storage/driver/inmemory"   // the other registries' storage
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -52,7 +53,15 @@ var quietLogrus sync.Once
 // storage. It has no referrers API.
 func Distribution(t testing.TB) *Registry {
 	t.Helper()
-	return distribution(t, nil)
+	return distribution(t, nil, configuration.Parameters{})
+}
+
+// DistributionOnDisk is Distribution storing blobs in a temporary directory. Benchmarks use it:
+// the in-memory driver copies a blob on every append, so a 50 MB upload costs seconds and would
+// measure the registry rather than the client.
+func DistributionOnDisk(t testing.TB) *Registry {
+	t.Helper()
+	return distribution(t, nil, configuration.Parameters{"rootdirectory": t.TempDir()})
 }
 
 // DistributionWithAuth is Distribution requiring HTTP basic authentication as user/password.
@@ -66,16 +75,21 @@ func DistributionWithAuth(t testing.TB, user, password string) *Registry {
 	if err := os.WriteFile(path, []byte(user+":"+string(hash)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return distribution(t, configuration.Auth{"htpasswd": configuration.Parameters{"realm": "registrytest", "path": path}})
+	return distribution(t, configuration.Auth{"htpasswd": configuration.Parameters{"realm": "registrytest", "path": path}}, configuration.Parameters{})
 }
 
-func distribution(t testing.TB, auth configuration.Auth) *Registry {
+// distribution starts the registry; disk parameters name a filesystem root, empty ones mean memory.
+func distribution(t testing.TB, auth configuration.Auth, disk configuration.Parameters) *Registry {
 	// distribution logs every request through logrus's standard logger; there is no other switch.
 	quietLogrus.Do(func() { logrus.SetOutput(io.Discard) })
 	cfg := &configuration.Configuration{}
 	cfg.Storage = configuration.Storage{
 		"inmemory":    configuration.Parameters{},
 		"maintenance": configuration.Parameters{"uploadpurging": map[any]any{"enabled": false}},
+	}
+	if len(disk) > 0 {
+		delete(cfg.Storage, "inmemory")
+		cfg.Storage["filesystem"] = disk
 	}
 	cfg.Auth = auth
 	cfg.HTTP.Secret = "registrytest"

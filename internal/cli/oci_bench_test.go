@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/krm-catalog/krm-catalog/internal/registrytest"
+	"github.com/krm-catalog/krm-catalog/oci"
+)
+
+// BenchmarkOCI compares krm-catalog with the oras CLI moving a 50 MB exec binary through a
+// registry started here (distribution, in-process, storing on disk), both as processes,
+// alternating within each iteration so that both see the same machine load. It reports each
+// side's time per operation and the ratio (target: at most 1.1), and the time of pulls by digest
+// served from the cache (target: under 20 ms). docs/benchmarks.md records the figures.
+//
+//	KRM_CATALOG_TOOLS_BIN="$(.ci/tools.sh)" go test ./internal/cli -run '^$' -bench BenchmarkOCI -benchtime 10x
+func BenchmarkOCI(b *testing.B) {
+	oras := tool(b, "oras")
+	dir := b.TempDir()
+	kc := filepath.Join(dir, "krm-catalog")
+	build := exec.Command("go", "build", "-o", kc, "../../cmd/krm-catalog")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build krm-catalog: %v\n%s", err, out)
+	}
+	reg := registrytest.DistributionOnDisk(b)
+	bin := filepath.Join(dir, "fn")
+	f, err := os.Create(bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.CopyN(f, rand.Reader, 50<<20); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	run := func(b *testing.B, env []string, name string, args ...string) time.Duration {
+		b.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), env...)
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		d := time.Since(start)
+		if err != nil {
+			b.Fatalf("%s %v: %v\n%s", filepath.Base(name), args, err, out)
+		}
+		return d
+	}
+	cacheEnv := func(i int, what string) []string {
+		return []string{"XDG_CACHE_HOME=" + filepath.Join(dir, fmt.Sprintf("cache-%s-%d", what, i)), "DOCKER_CONFIG=" + filepath.Join(dir, "docker")}
+	}
+	report := func(b *testing.B, ours, theirs time.Duration) {
+		n := float64(b.N)
+		b.ReportMetric(float64(ours.Milliseconds())/n, "ms/krm-catalog")
+		b.ReportMetric(float64(theirs.Milliseconds())/n, "ms/oras")
+		b.ReportMetric(float64(ours)/float64(theirs), "ratio")
+		b.ReportMetric(0, "ns/op") // the metrics above are the result
+	}
+	// A repository per push, so that every push uploads the whole blob.
+	b.Run("push-50MB-exec", func(b *testing.B) {
+		var ours, theirs time.Duration
+		for i := 0; i < b.N; i++ {
+			ours += run(b, cacheEnv(i, "push"), kc, "push", "--type", "exec", "--platform", "linux/amd64=fn", fmt.Sprintf("%s/bench/push-ours-%d:v1", reg.Host, i))
+			theirs += run(b, nil, oras, "push", "--plain-http", fmt.Sprintf("%s/bench/push-oras-%d:v1", reg.Host, i), "fn:"+oci.MediaTypeExec)
+		}
+		report(b, ours, theirs)
+	})
+	ref := reg.Host + "/bench/pull:v1"
+	run(b, cacheEnv(0, "seed"), kc, "push", "--type", "exec", "--platform", "linux/amd64=fn", ref)
+	pull := func(b *testing.B, extra ...string) {
+		var ours, theirs time.Duration
+		for i := 0; i < b.N; i++ {
+			out := fmt.Sprintf("out-%s-%d", b.Name()[len("BenchmarkOCI/"):], i)
+			args := append([]string{"pull", "--platform", "linux/amd64", "-o", out + "-ours"}, extra...)
+			// A fresh cache for every pull: this measures the download, not the cache.
+			ours += run(b, cacheEnv(i, "pull"), kc, append(args, ref)...)
+			theirs += run(b, nil, oras, "pull", "--plain-http", "--platform", "linux/amd64", "-o", out+"-oras", ref)
+			for _, p := range []string{out + "-ours", out + "-oras", fmt.Sprintf("cache-pull-%d", i)} {
+				os.RemoveAll(filepath.Join(dir, p))
+			}
+		}
+		report(b, ours, theirs)
+	}
+	b.Run("pull-50MB-exec", func(b *testing.B) { pull(b) })
+	b.Run("pull-50MB-exec-no-cache", func(b *testing.B) { pull(b, "--no-cache") })
+
+	// Cached pulls by digest: the command as a process, and the library call it makes (what a
+	// runner embedding krm-catalog pays), of a catalog and of the 50 MB binary.
+	catRef := reg.Host + "/bench/catalog:v1"
+	catalogFile, err := filepath.Abs("../../examples/catalog.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	run(b, nil, kc, "push", catRef, catalogFile)
+	warm := cacheEnv(0, "warm")
+	for _, tc := range []struct{ name, ref string }{{"catalog", catRef}, {"exec-50MB", ref}} {
+		res, err := oci.NewClient(oci.Options{}).Resolve(context.Background(), tc.ref, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pinned := tc.ref[:strings.LastIndex(tc.ref, ":")] + "@" + res.Root.Digest.String()
+		run(b, warm, kc, "pull", "--platform", "linux/amd64", "-o", "out-warm", pinned)
+		b.Run("cached-pull-by-digest-"+tc.name+"-process", func(b *testing.B) {
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				total += run(b, warm, kc, "pull", "--platform", "linux/amd64", "-o", "out-warm", pinned)
+			}
+			b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/pull")
+			b.ReportMetric(0, "ns/op")
+		})
+		b.Run("cached-pull-by-digest-"+tc.name+"-library", func(b *testing.B) {
+			cache, err := oci.OpenCache(context.Background(), filepath.Join(dir, "cache-warm-0", "krm-catalog", "oci"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			c := oci.NewClient(oci.Options{Cache: cache})
+			amd64, _ := oci.ParsePlatform("linux/amd64")
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				r, err := c.Pull(context.Background(), pinned, oci.PullOptions{Dir: filepath.Join(dir, "out-lib"), Platform: &amd64})
+				if err != nil || !r.Cached {
+					b.Fatalf("cached pull: %v (cached %v)", err, r.Cached)
+				}
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/pull")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
