@@ -23,7 +23,7 @@ const maxJSONDepth = 1000
 // !!str, !!int, !!float, !!bool or !!null, in plain style). Object member order is kept. Trailing
 // data other than white space is an error.
 func DecodeJSONNode(data []byte) (*yaml.Node, error) {
-	p := jsonParser{data: data}
+	p := jsonParser{data: data, strs: make(map[string]string, 256)}
 	p.skipSpace()
 	n, err := p.value(0)
 	if err != nil {
@@ -36,9 +36,46 @@ func DecodeJSONNode(data []byte) (*yaml.Node, error) {
 	return n, nil
 }
 
+// jsonParser builds nodes with few allocations: nodes come from slabs, children are gathered on a
+// shared stack and copied once into an exactly-sized slice, and repeated strings (keys above all)
+// are shared. Decoding a ResourceList is on the path of every function call.
 type jsonParser struct {
-	data []byte
-	pos  int
+	data  []byte
+	pos   int
+	slab  []yaml.Node
+	stack []*yaml.Node
+	strs  map[string]string
+}
+
+func (p *jsonParser) node(kind yaml.Kind, tag, value string) *yaml.Node {
+	if len(p.slab) == 0 {
+		p.slab = make([]yaml.Node, 256)
+	}
+	n := &p.slab[0]
+	p.slab = p.slab[1:]
+	n.Kind, n.Tag, n.Value = kind, tag, value
+	return n
+}
+
+// intern returns b as a string, shared with earlier equal short strings.
+func (p *jsonParser) intern(b []byte) string {
+	if len(b) > 64 {
+		return string(b)
+	}
+	if s, ok := p.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	p.strs[s] = s
+	return s
+}
+
+// children moves the nodes pushed since mark off the stack into a slice of their own.
+func (p *jsonParser) children(mark int) []*yaml.Node {
+	c := make([]*yaml.Node, len(p.stack)-mark)
+	copy(c, p.stack[mark:])
+	p.stack = p.stack[:mark]
+	return c
 }
 
 func (p *jsonParser) errorf(format string, args ...any) error {
@@ -73,7 +110,7 @@ func (p *jsonParser) value(depth int) (*yaml.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}, nil
+		return p.node(yaml.ScalarNode, "!!str", s), nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number()
 	case c == 't':
@@ -92,17 +129,18 @@ func (p *jsonParser) literal(word, tag string) (*yaml.Node, error) {
 		return nil, p.errorf("invalid literal")
 	}
 	p.pos += len(word)
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: word}, nil
+	return p.node(yaml.ScalarNode, tag, word), nil
 }
 
 func (p *jsonParser) object(depth int) (*yaml.Node, error) {
 	p.pos++ // {
-	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	n := p.node(yaml.MappingNode, "!!map", "")
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
 		return n, nil
 	}
+	mark := len(p.stack)
 	for {
 		p.skipSpace()
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
@@ -122,7 +160,7 @@ func (p *jsonParser) object(depth int) (*yaml.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, v)
+		p.stack = append(p.stack, p.node(yaml.ScalarNode, "!!str", k), v)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.errorf("unexpected end of input in an object")
@@ -132,6 +170,7 @@ func (p *jsonParser) object(depth int) (*yaml.Node, error) {
 			p.pos++
 		case '}':
 			p.pos++
+			n.Content = p.children(mark)
 			return n, nil
 		default:
 			return nil, p.errorf("expected ',' or '}' in an object")
@@ -141,19 +180,20 @@ func (p *jsonParser) object(depth int) (*yaml.Node, error) {
 
 func (p *jsonParser) array(depth int) (*yaml.Node, error) {
 	p.pos++ // [
-	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	n := p.node(yaml.SequenceNode, "!!seq", "")
 	p.skipSpace()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
 		return n, nil
 	}
+	mark := len(p.stack)
 	for {
 		p.skipSpace()
 		v, err := p.value(depth + 1)
 		if err != nil {
 			return nil, err
 		}
-		n.Content = append(n.Content, v)
+		p.stack = append(p.stack, v)
 		p.skipSpace()
 		if p.pos >= len(p.data) {
 			return nil, p.errorf("unexpected end of input in an array")
@@ -163,6 +203,7 @@ func (p *jsonParser) array(depth int) (*yaml.Node, error) {
 			p.pos++
 		case ']':
 			p.pos++
+			n.Content = p.children(mark)
 			return n, nil
 		default:
 			return nil, p.errorf("expected ',' or ']' in an array")
@@ -172,6 +213,15 @@ func (p *jsonParser) array(depth int) (*yaml.Node, error) {
 
 func (p *jsonParser) number() (*yaml.Node, error) {
 	start := p.pos
+	tag, err := p.scanNumber()
+	if err != nil {
+		return nil, err
+	}
+	return p.node(yaml.ScalarNode, tag, p.intern(p.data[start:p.pos])), nil
+}
+
+// scanNumber moves past a JSON number and says whether it is an integer (!!int) or not (!!float).
+func (p *jsonParser) scanNumber() (string, error) {
 	d := p.data
 	i := p.pos
 	if i < len(d) && d[i] == '-' {
@@ -189,7 +239,7 @@ func (p *jsonParser) number() (*yaml.Node, error) {
 		i++
 	case digits() == 0:
 		p.pos = i
-		return nil, p.errorf("invalid number")
+		return "", p.errorf("invalid number")
 	}
 	tag := "!!int"
 	if i < len(d) && d[i] == '.' {
@@ -197,7 +247,7 @@ func (p *jsonParser) number() (*yaml.Node, error) {
 		tag = "!!float"
 		if digits() == 0 {
 			p.pos = i
-			return nil, p.errorf("invalid number: no digits after '.'")
+			return "", p.errorf("invalid number: no digits after '.'")
 		}
 	}
 	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
@@ -208,11 +258,11 @@ func (p *jsonParser) number() (*yaml.Node, error) {
 		}
 		if digits() == 0 {
 			p.pos = i
-			return nil, p.errorf("invalid number: no digits in the exponent")
+			return "", p.errorf("invalid number: no digits in the exponent")
 		}
 	}
 	p.pos = i
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: string(d[start:i])}, nil
+	return tag, nil
 }
 
 // str reads a JSON string. Invalid UTF-8 becomes U+FFFD, as encoding/json does: YAML output must be
@@ -227,7 +277,7 @@ func (p *jsonParser) str() (string, error) {
 			s := p.data[start:p.pos]
 			p.pos++
 			if utf8.Valid(s) {
-				return string(s), nil
+				return p.intern(s), nil
 			}
 			return validUTF8(string(s)), nil
 		}
@@ -414,7 +464,7 @@ func (w *jsonWriter) node(dst []byte, n *yaml.Node, depth int) ([]byte, error) {
 
 func hasMergeKey(n *yaml.Node) bool {
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge" {
 			return true
 		}
 	}
@@ -504,7 +554,7 @@ func isJSONNumber(s string) bool {
 	if len(s) == 0 || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
 		return false
 	}
-	_, err := p.number()
+	_, err := p.scanNumber()
 	return err == nil && p.pos == len(s)
 }
 

@@ -288,7 +288,7 @@ func (f *fastYAML) scalarIn(n *yaml.Node, key, flow bool) bool {
 		}
 	}
 	tag := n.Tag
-	resolved := (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag()
+	resolved := resolvedTag(v)
 	if tag == "" {
 		tag = resolved
 	}
@@ -395,4 +395,14 @@ func flowPlainAllowed(v string) bool {
 		}
 	}
 	return true
+}
+
+// resolvedTag is the tag yaml.v3 gives v as a plain scalar. yaml.v3 only looks further than the
+// first character when it is a sign, a digit, a dot, or the first letter of a boolean or null word;
+// other strings are strings, decided here without its regular expressions.
+func resolvedTag(v string) string {
+	if v != "" && !strings.ContainsRune("+-0123456789yYnNtTfFoO~.", rune(v[0])) {
+		return "!!str"
+	}
+	return (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag()
 }

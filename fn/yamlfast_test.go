@@ -229,3 +229,13 @@ func FuzzFastYAML(f *testing.F) {
 		}
 	})
 }
+
+func TestResolvedTagMatchesYAMLv3(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"", "a", "true", "True", "yes", "no", "on", "off", "Off", "null", "~", "nil", "1", "-1", "+1", "0x1f", "0o7", ".5", ".inf", "-.inf", "1e3", "2001-12-14", "1_000", "<<", "=", "0b1", "tomorrow", "false1", "NULL", ".NaN", "O"} {
+		want := (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag()
+		if got := resolvedTag(v); got != want {
+			t.Errorf("resolvedTag(%q) = %s, yaml.v3 says %s", v, got, want)
+		}
+	}
+}

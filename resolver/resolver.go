@@ -7,6 +7,8 @@ package resolver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -268,6 +270,52 @@ func (r *Resolver) load(ctx context.Context, i int) (*catalog.Catalog, error) {
 // decode validates a fetched catalog and reads its functions. A catalog with validation errors is
 // refused: it might pin nothing, or say something other than what its author meant.
 func (r *Resolver) decode(name string, data []byte) (*catalog.Catalog, error) {
+	marker := r.validatedMarker(data)
+	if marker != "" {
+		if _, err := os.Stat(marker); err == nil {
+			// this krm-catalog validated these very bytes before; compiling the schemas again
+			// would cost more than the rest of a run
+			docs, findings := catalog.Decode(name, data)
+			if !findings.HasErrors() {
+				for _, d := range docs {
+					if d.Kind == catalog.KindCatalog || d.Kind == catalog.KindCatalogShort {
+						return catalog.DecodeCatalog(d)
+					}
+				}
+			}
+		}
+	}
+	cat, err := r.validate(name, data)
+	if err == nil && marker != "" {
+		if os.MkdirAll(filepath.Dir(marker), 0o755) == nil {
+			_ = os.WriteFile(marker, nil, 0o644)
+		}
+	}
+	return cat, err
+}
+
+// validatedMarker names the file that records that this executable validated these catalog bytes:
+// the sha256 of the bytes, and the size and modification time of the executable (a new
+// krm-catalog may validate differently). "" when there is no cache.
+func (r *Resolver) validatedMarker(data []byte) string {
+	if r.https.dir == "" {
+		return ""
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	st, err := os.Stat(exe)
+	if err != nil {
+		return ""
+	}
+	h := sha256.New()
+	h.Write(data)
+	fmt.Fprintf(h, "\x00%s\x00%d\x00%d", exe, st.Size(), st.ModTime().UnixNano())
+	return filepath.Join(r.https.dir, "validated", hex.EncodeToString(h.Sum(nil)))
+}
+
+func (r *Resolver) validate(name string, data []byte) (*catalog.Catalog, error) {
 	r.mu.Lock()
 	if r.val == nil {
 		v, err := catalog.NewValidator()

@@ -351,3 +351,31 @@ func TestOCICatalogThroughPuller(t *testing.T) {
 		t.Errorf("error = %v, want one saying there is no OCI client", err)
 	}
 }
+
+func TestValidationIsRemembered(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cache := t.TempDir()
+	good := writeFile(t, dir, "good.yaml", catalogYAML("good", fnEntry{"fn.example.com", "A", "good", []string{"v1"}}))
+	bad := writeFile(t, dir, "bad.yaml", catalogYAML("bad", fnEntry{"Bad_Group", "A", "bad", []string{"v1"}}))
+	for range 2 {
+		r, err := New(Options{Catalogs: []string{good}, Trusted: []string{good}, CacheDir: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.ResolveGVK(context.Background(), "fn.example.com/v1", "A"); err != nil {
+			t.Fatal(err)
+		}
+		rb, _ := New(Options{Catalogs: []string{bad}, Trusted: []string{bad}, CacheDir: cache})
+		if _, err := rb.ResolveGVK(context.Background(), "fn.example.com/v1", "A"); !errors.Is(err, ErrInvalidCatalog) {
+			t.Fatalf("error = %v, want ErrInvalidCatalog every time", err)
+		}
+	}
+	markers, err := os.ReadDir(filepath.Join(cache, "validated"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(markers) != 1 {
+		t.Errorf("%d validation markers, want 1 (the valid catalog only)", len(markers))
+	}
+}

@@ -78,7 +78,7 @@ type published struct {
 
 // publish serves the example functions (built for this machine) and the starlark example over
 // https, and writes a catalog naming them. override replaces what is served at a URL path.
-func publish(t *testing.T, override map[string]string) published {
+func publish(t testing.TB, override map[string]string) published {
 	t.Helper()
 	files := map[string]string{"/" + fnexamples.StarlarkScript: filepath.Join(bins.Root, "examples", "functions", fnexamples.StarlarkScript)}
 	p := fnexamples.Current()

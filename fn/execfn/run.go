@@ -2,6 +2,8 @@ package execfn
 
 import (
 	"context"
+	"errors"
+	"syscall"
 	"io"
 	"os"
 	"os/exec"
@@ -25,10 +27,26 @@ type Function struct {
 
 // Run implements fn.Function.
 func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
-	cmd := exec.Command(f.Path, f.Args...)
-	cmd.Env = Environ(f.Env)
-	return proc.Call(ctx, cmd, in, proc.Options{Format: f.Format, Stderr: f.Stderr, Timeout: f.Timeout})
+	input, err := in.Encode(f.Format)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		cmd := exec.Command(f.Path, f.Args...)
+		cmd.Env = Environ(f.Env)
+		out, err := proc.Run(ctx, cmd, input, proc.Options{Format: f.Format, Stderr: f.Stderr, Timeout: f.Timeout})
+		if textBusy(err) && attempt < 5 {
+			time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
+			continue
+		}
+		return out.List, err
+	}
 }
+
+// textBusy reports an executable that could not start because a process forked at the wrong moment
+// still holds it open for writing (ETXTBSY, golang.org/issue/22315): a fresh download raced with
+// another function being started. It goes away within milliseconds.
+func textBusy(err error) bool { return errors.Is(err, syscall.ETXTBSY) }
 
 // Environ is the environment of an exec function: the caller's, without the variable that would
 // start a function in server mode (a v1 call must not turn into a server), plus extra.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"time"
 
 	"github.com/krm-catalog/krm-catalog/fn/servermode"
 )
@@ -22,12 +23,20 @@ func (l *Launcher) Launch(ctx context.Context) (servermode.Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	// not CommandContext: the server outlives the call that started it; Pool.Close stops it
-	cmd := exec.Command(l.Path, "--http-addr", addr)
-	cmd.Env = Environ(l.Env)
-	p, err := servermode.StartProcess(cmd, l.Stderr, nil)
-	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", l.Path, err)
+	var p *servermode.Process
+	for attempt := 1; ; attempt++ {
+		// not CommandContext: the server outlives the call that started it; Pool.Close stops it
+		cmd := exec.Command(l.Path, "--http-addr", addr)
+		cmd.Env = Environ(l.Env)
+		p, err = servermode.StartProcess(cmd, l.Stderr, nil)
+		if textBusy(err) && attempt < 5 {
+			time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", l.Path, err)
+		}
+		break
 	}
 	p.SetURL("http://" + addr + "/")
 	return p, nil

@@ -134,8 +134,15 @@ func (s *Store) cached(final, want string) (bool, error) {
 	if ok {
 		return true, nil
 	}
-	if _, err := os.Stat(final); err != nil {
+	st, err := os.Stat(final)
+	if err != nil {
 		return false, nil
+	}
+	if stamp, err := os.ReadFile(stampPath(final)); err == nil && len(stamp) > 0 && string(stamp) == fileStamp(st) {
+		// hashed when it was stored and not changed since (same size, modification time and inode):
+		// hashing a large executable on every run would cost more than the run
+		s.markVerified(final)
+		return true, nil
 	}
 	expect := want
 	if rec, err := os.ReadFile(filepath.Join(filepath.Dir(final), "."+filepath.Base(final)+".sha256")); err == nil {
@@ -153,14 +160,21 @@ func (s *Store) cached(final, want string) (bool, error) {
 	return true, nil
 }
 
+// markVerified records that p matched its digest: for this process, and on disk as a stamp of the
+// file's size, modification time and inode, which a later run compares instead of hashing again.
 func (s *Store) markVerified(p string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.verified == nil {
 		s.verified = map[string]bool{}
 	}
 	s.verified[p] = true
+	s.mu.Unlock()
+	if st, err := os.Stat(p); err == nil && fileStamp(st) != "" {
+		_ = os.WriteFile(stampPath(p), []byte(fileStamp(st)), 0o644) // an optimisation: failing is fine
+	}
 }
+
+func stampPath(p string) string { return filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".stamp") }
 
 func fileSHA256(p string) (string, error) {
 	f, err := os.Open(p)

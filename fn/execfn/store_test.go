@@ -126,8 +126,17 @@ func TestStoreGet(t *testing.T) {
 			if after := hits[strings.TrimPrefix(tc.platform.URI, srv.URL)].Load(); after != before {
 				t.Errorf("the cached executable was downloaded again")
 			}
-			// a cached file changed on disk is not used: it is fetched again
-			if err := os.WriteFile(p, []byte("#!/bin/sh\necho tampered\n"), 0o755); err != nil {
+			// a cached file changed on disk is not used: it is fetched again, even when the change
+			// keeps its size and modification time (the stamp also holds the change time)
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			same := bytes.Repeat([]byte("#"), int(st.Size()))
+			if err := os.WriteFile(p, same, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
 				t.Fatal(err)
 			}
 			s3 := &Store{Dir: s.Dir, HTTPClient: srv.Client()}

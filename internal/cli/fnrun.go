@@ -78,7 +78,42 @@ func readConfigs(files []string) ([]*yaml.RNode, error) {
 	return out, nil
 }
 
-func fnRun(ctx context.Context, cmd *cobra.Command, o *fnOptions, target string, configFiles []string, resultsDir string, dryRun bool) error {
+// target is what fn run works on: a package directory, or standard input.
+type target struct {
+	items []*yaml.RNode
+	pkg   *fn.Package
+	in    fn.Input
+	list  *fn.ResourceList
+	err   error
+}
+
+func (t target) skipped() []string {
+	if t.pkg == nil {
+		return nil
+	}
+	return t.pkg.Skipped
+}
+
+func readTarget(cmd *cobra.Command, path string, configFiles []string) target {
+	if path == "-" {
+		data, err := readStdin(cmd)
+		if err != nil {
+			return target{err: err}
+		}
+		list, in, err := fn.DecodeInput(data)
+		if err != nil {
+			return target{err: &exitError{code: ExitUsage, err: fmt.Errorf("standard input: %w", err)}}
+		}
+		return target{items: list.Items, in: in, list: list}
+	}
+	pkg, items, err := fn.ReadPackage(path, configFiles...)
+	if err != nil {
+		return target{err: &exitError{code: ExitUsage, err: err}}
+	}
+	return target{items: items, pkg: pkg}
+}
+
+func fnRun(ctx context.Context, cmd *cobra.Command, o *fnOptions, targetPath string, configFiles []string, resultsDir string, dryRun bool) error {
 	configs, err := readConfigs(configFiles)
 	if err != nil {
 		return err
@@ -90,48 +125,48 @@ func fnRun(ctx context.Context, cmd *cobra.Command, o *fnOptions, target string,
 	}
 	defer r.Close()
 
-	var (
-		items []*yaml.RNode
-		pkg   *fn.Package
-		in    fn.Input
-		list  *fn.ResourceList
-	)
-	if target == "-" {
-		data, err := readStdin(cmd)
-		if err != nil {
-			return err
+	// the input is read and parsed while the functions are resolved and fetched
+	read := make(chan target, 1)
+	go func() { read <- readTarget(cmd, targetPath, configFiles) }()
+	var got target
+	if len(configs) == 0 {
+		got = <-read
+		if got.err == nil && got.list != nil && got.list.FunctionConfig != nil {
+			configs = []*yaml.RNode{got.list.FunctionConfig}
 		}
-		list, in, err = fn.DecodeInput(data)
-		if err != nil {
-			return &exitError{code: ExitUsage, err: fmt.Errorf("standard input: %w", err)}
-		}
-		if len(configs) == 0 && list.FunctionConfig != nil {
-			configs = []*yaml.RNode{list.FunctionConfig}
-		}
-		items = list.Items
-	} else {
-		pkg, items, err = fn.ReadPackage(target, configFiles...)
-		if err != nil {
-			return &exitError{code: ExitUsage, err: err}
-		}
-		for _, s := range pkg.Skipped {
-			fmt.Fprintf(stderr, "krm-catalog: %s: skipped, not a Kubernetes resource\n", s)
-		}
+		read <- got
 	}
 	if len(configs) == 0 {
+		if got.err != nil {
+			return got.err
+		}
 		return &exitError{code: ExitUsage, err: errors.New("no function to run: give --fn-config FILE")}
 	}
-
-	out, runs, runErr := r.Run(ctx, configs, items)
+	steps, invalid, prepErr := r.Prepare(ctx, configs)
+	got = <-read
+	if got.err != nil {
+		return got.err
+	}
+	for _, s := range got.skipped() {
+		fmt.Fprintf(stderr, "krm-catalog: %s: skipped, not a Kubernetes resource\n", s)
+	}
+	if prepErr != nil {
+		if err := reportResults(stderr, resultsDir, invalid); err != nil {
+			return err
+		}
+		return prepErr
+	}
+	out, runs, runErr := fn.Run(ctx, steps, got.items)
 	if err := reportResults(stderr, resultsDir, runs); err != nil {
 		return err
 	}
 	if runErr != nil {
 		return runErr
 	}
+	list, in, pkg := got.list, got.in, got.pkg
 	w := cmd.OutOrStdout()
 	switch {
-	case target == "-":
+	case targetPath == "-":
 		res := &fn.ResourceList{APIVersion: list.APIVersion, Items: out, FunctionConfig: list.FunctionConfig}
 		for _, run := range runs {
 			res.Results = append(res.Results, run.Results...)

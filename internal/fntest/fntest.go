@@ -272,3 +272,62 @@ func GoBuild(t testing.TB, root, pkg string) string {
 	}
 	return out
 }
+
+// Deployments returns a ResourceList of n Deployments (about 1.1 KB each, with comments and a flow
+// sequence, as people write them) whose functionConfig sets the namespace to ns.
+func Deployments(n int, ns string) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig:\n  apiVersion: fn.example.com/v1\n  kind: SetNamespace\n  metadata:\n    name: ns\n  namespace: %s\nitems:\n", ns)
+	for i := range n {
+		fmt.Fprintf(&b, `- apiVersion: apps/v1
+  kind: Deployment
+  metadata:
+    name: app-%[1]d
+    labels:
+      app: app-%[1]d
+      tier: backend # the tier
+    annotations:
+      example.com/owner: team-%[2]d
+  spec:
+    replicas: 3
+    selector:
+      matchLabels:
+        app: app-%[1]d
+    template:
+      metadata:
+        labels:
+          app: app-%[1]d
+      spec:
+        containers:
+        - name: main
+          image: registry.example.com/app-%[1]d:v1.2.3
+          args: ["--port=8080", "--verbose"]
+          ports:
+          - containerPort: 8080
+            protocol: TCP
+          env:
+          - name: MODE
+            value: "production"
+          - name: LEVEL
+            value: "3"
+          resources:
+            limits:
+              cpu: 500m
+              memory: 256Mi
+            requests:
+              cpu: 100m
+              memory: 128Mi
+          readinessProbe:
+            httpGet:
+              path: /healthz
+              port: 8080
+        - name: sidecar
+          image: registry.example.com/sidecar:v0.1.0
+          resources:
+            limits:
+              cpu: 100m
+              memory: 64Mi
+`, i, i%7)
+	}
+	return []byte(b.String())
+}

@@ -1,0 +1,152 @@
+package functions
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/container"
+	"github.com/krm-catalog/krm-catalog/fn/execfn"
+	"github.com/krm-catalog/krm-catalog/fn/servermode"
+	"github.com/krm-catalog/krm-catalog/fn/starlarkfn"
+	"github.com/krm-catalog/krm-catalog/internal/fntest"
+)
+
+// The runtime benchmarks of docs/benchmarks.md ("Runtimes"). Each measures its baseline in the same
+// run and reports the ratio; run them one iteration at a time:
+//
+//	go test ./e2e/functions -run '^$' -bench . -benchtime 1x -count 3
+
+func benchList(b *testing.B, n int) *fn.ResourceList {
+	b.Helper()
+	rl, _, err := fn.DecodeResourceList(fntest.Deployments(n, "bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rl
+}
+
+func ms(d time.Duration, calls int) float64 { return float64(d.Microseconds()) / 1000 / float64(calls) }
+
+// timeCalls runs f calls times and returns the total time.
+func timeCalls(b *testing.B, calls int, f fn.Function, rl *fn.ResourceList) time.Duration {
+	b.Helper()
+	start := time.Now()
+	for range calls {
+		if _, err := f.Run(context.Background(), rl); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start)
+}
+
+// BenchmarkExecV1VsV2: an exec function called 200 times on a 100-item ResourceList, one process
+// per call (v1) against one server reused for every call (v2, its start-up included). Target: v2 at
+// least 5x faster per call.
+func BenchmarkExecV1VsV2(b *testing.B) {
+	const calls = 200
+	rl := benchList(b, 100)
+	path := bins.Fn["set-namespace"]
+	var v1, v1yaml, v2 time.Duration
+	for b.Loop() {
+		v1 += timeCalls(b, calls, &execfn.Function{Path: path, Format: fn.JSON}, rl)
+		v1yaml += timeCalls(b, calls, &execfn.Function{Path: path, Format: fn.YAML}, rl)
+		pool := &servermode.Pool{Format: fn.JSON}
+		v2 += timeCalls(b, calls, pool.Function("bench", &execfn.Launcher{Path: path}, time.Minute), rl)
+		if err := pool.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n := b.N * calls
+	b.ReportMetric(ms(v1, n), "ms-v1/call")
+	b.ReportMetric(ms(v1yaml, n), "ms-v1-yaml/call")
+	b.ReportMetric(ms(v2, n), "ms-v2/call")
+	b.ReportMetric(float64(v1)/float64(v2), "x-v2-faster")
+}
+
+// BenchmarkContainerRunVsServer: `docker run` per call against one container server reused for
+// 200 calls (its start-up included), on a 100-item ResourceList. Target: at least 20x.
+func BenchmarkContainerRunVsServer(b *testing.B) {
+	const runCalls, serverCalls = 10, 200
+	engine := fntest.Docker(b)
+	host := fntest.Registry(b)
+	image := fntest.Image(b, engine, bins.Fn["set-namespace"], host, "bench/set-namespace")
+	rl := benchList(b, 100)
+	cfg := container.Config{Engine: engine, Image: image}
+	var perRun, server time.Duration
+	for b.Loop() {
+		perRun += timeCalls(b, runCalls, &container.Function{Config: cfg, Format: fn.JSON}, rl)
+		pool := &servermode.Pool{Format: fn.JSON}
+		server += timeCalls(b, serverCalls, pool.Function("bench", &container.Launcher{Config: cfg}, time.Minute), rl)
+		if err := pool.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(ms(perRun, b.N*runCalls), "ms-docker-run/call")
+	b.ReportMetric(ms(server, b.N*serverCalls), "ms-server/call")
+	b.ReportMetric((float64(perRun)/runCalls)/(float64(server)/serverCalls), "x-server-faster")
+}
+
+// BenchmarkFnRunVsBareFunction: `krm-catalog fn run -` resolving an exec function from a catalog
+// (over https, cached) and running it on a 100-item ResourceList, against running the function
+// binary itself on the same YAML. Both are whole processes writing YAML. Target: at most 1.2x.
+func BenchmarkFnRunVsBareFunction(b *testing.B) {
+	const calls = 20
+	input := fntest.Deployments(100, "bench")
+	pub := publish(b, nil)
+	cache := b.TempDir()
+	args := []string{"fn", "run", "-", "--catalog", pub.catalog, "--trusted-catalog", pub.catalog, "--cache-dir", cache}
+	env := append(os.Environ(), pub.env...)
+	runOnce := func(bin string, args ...string) time.Duration {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		cmd.Stdin = bytes.NewReader(input)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		start := time.Now()
+		out, err := cmd.Output()
+		d := time.Since(start)
+		if err != nil || !bytes.Contains(out, []byte("namespace: bench")) {
+			b.Fatalf("%s: %v\n%s", bin, err, stderr.String())
+		}
+		return d
+	}
+	runOnce(bins.KrmCatalog, args...) // fills the cache: downloads are not what is measured
+	var bare, fnRun time.Duration
+	for b.Loop() {
+		for range calls { // interleaved, so that both see the same machine
+			bare += runOnce(bins.Fn["set-namespace"])
+			fnRun += runOnce(bins.KrmCatalog, args...)
+		}
+	}
+	n := b.N * calls
+	b.ReportMetric(ms(bare, n), "ms-bare/run")
+	b.ReportMetric(ms(fnRun, n), "ms-fn-run/run")
+	b.ReportMetric(float64(fnRun)/float64(bare), "x-overhead")
+}
+
+const starlarkSetNamespace = `
+ns = ctx.resource_list["functionConfig"]["namespace"]
+for r in ctx.resource_list["items"]:
+    r["metadata"]["namespace"] = ns
+`
+
+// BenchmarkStarlarkVsExec: set-namespace over 1,000 items as an in-process starlark script against
+// the same as an exec function (one process per call, JSON on the wire).
+func BenchmarkStarlarkVsExec(b *testing.B) {
+	const calls = 10
+	rl := benchList(b, 1000)
+	var star, ex time.Duration
+	for b.Loop() {
+		star += timeCalls(b, calls, &starlarkfn.Function{Script: starlarkSetNamespace}, rl)
+		ex += timeCalls(b, calls, &execfn.Function{Path: bins.Fn["set-namespace"], Format: fn.JSON}, rl)
+	}
+	n := b.N * calls
+	b.ReportMetric(ms(star, n), "ms-starlark/call")
+	b.ReportMetric(ms(ex, n), "ms-exec/call")
+	b.ReportMetric(float64(star)/float64(ex), "x-starlark/exec")
+}
