@@ -40,14 +40,6 @@ func NewClient(opts Options) *Client {
 	return &Client{opts: opts, authCache: auth.NewCache()}
 }
 
-// WithoutCache returns a client like c that neither reads nor fills the cache: content is still
-// verified as it streams, into the output only. A one-off pull then writes each file once.
-func (c *Client) WithoutCache() *Client {
-	opts := c.opts
-	opts.Cache = nil
-	return &Client{opts: opts, authCache: c.authCache}
-}
-
 // Cache returns the client's cache, nil when it has none.
 func (c *Client) Cache() *Cache { return c.opts.Cache }
 

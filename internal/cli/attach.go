@@ -44,7 +44,7 @@ On registries without the referrers API the referrers tag (sha256-<hex>) is main
 			if err != nil {
 				return err
 			}
-			client, err := rf.client(cmd)
+			client, err := rf.client(cmd, withoutCache)
 			if err != nil {
 				return err
 			}
@@ -80,7 +80,7 @@ With --key, each signature is checked against the keys.`,
 			if err != nil {
 				return err
 			}
-			client, err := rf.client(cmd)
+			client, err := rf.client(cmd, withCache)
 			if err != nil {
 				return err
 			}

@@ -43,7 +43,7 @@ from standard input, never from the command line, where other users could see it
 				// A token without a user name is an identity token (oras and docker treat it so).
 				cred = auth.Credential{RefreshToken: password}
 			}
-			client, err := rf.client(cmd)
+			client, err := rf.client(cmd, withoutCache)
 			if err != nil {
 				return err
 			}
@@ -69,7 +69,7 @@ func newLogoutCmd() *cobra.Command {
 			if err := rf.checkFormat(); err != nil {
 				return err
 			}
-			client, err := rf.client(cmd)
+			client, err := rf.client(cmd, withoutCache)
 			if err != nil {
 				return err
 			}

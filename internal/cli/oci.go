@@ -43,22 +43,29 @@ func (f *registryFlags) checkFormat() error {
 	return nil
 }
 
+// Whether a command reads through the cache: commands that only write to registries do not.
+const (
+	withCache    = true
+	withoutCache = false
+)
+
 // client builds the registry client: credentials from the docker config, the cache under
-// $XDG_CACHE_HOME/krm-catalog/oci, and a progress display when stderr is a terminal.
-func (f *registryFlags) client(cmd *cobra.Command) (*oci.Client, error) {
+// $XDG_CACHE_HOME/krm-catalog/oci when cached, and a progress display when stderr is a terminal.
+func (f *registryFlags) client(cmd *cobra.Command, cached bool) (*oci.Client, error) {
 	store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{AllowPlaintextPut: true})
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("docker config: %w", err))
 	}
-	dir, err := oci.DefaultCacheDir()
-	if err != nil {
-		return nil, usageErr(err)
+	opts := oci.Options{Credentials: store, PlainHTTP: f.plainHTTP, UserAgent: "krm-catalog/" + currentVersion().Version}
+	if cached {
+		dir, err := oci.DefaultCacheDir()
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		if opts.Cache, err = oci.OpenCache(cmd.Context(), dir); err != nil {
+			return nil, usageErr(err)
+		}
 	}
-	cache, err := oci.OpenCache(cmd.Context(), dir)
-	if err != nil {
-		return nil, usageErr(err)
-	}
-	opts := oci.Options{Credentials: store, PlainHTTP: f.plainHTTP, Cache: cache, UserAgent: "krm-catalog/" + currentVersion().Version}
 	if isTerminal(cmd.ErrOrStderr()) {
 		opts.Progress = oci.NewTerminalProgress(cmd.ErrOrStderr())
 	}

@@ -47,12 +47,9 @@ Artifacts whose media type is not one of krm-catalog's are refused.`,
 			if opts.Keys, err = loadKeys(keys); err != nil {
 				return err
 			}
-			client, err := rf.client(cmd)
+			client, err := rf.client(cmd, !noCache)
 			if err != nil {
 				return err
-			}
-			if noCache {
-				client = client.WithoutCache()
 			}
 			res, err := client.Pull(cmd.Context(), args[0], opts)
 			if err != nil {

@@ -54,7 +54,7 @@ With SOURCE_DATE_EPOCH set, created comes from it and the digest is reproducible
 			if err := pushFiles(cmd, &opts, kind, args[1:], platforms); err != nil {
 				return err
 			}
-			client, err := rf.client(cmd)
+			client, err := rf.client(cmd, withoutCache)
 			if err != nil {
 				return err
 			}

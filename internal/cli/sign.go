@@ -40,7 +40,7 @@ the format cosign v3 writes. Nothing is sent to a transparency log.`,
 			if err != nil {
 				return usageErr(fmt.Errorf("%w (the password comes from %s)", err, sign.PasswordEnv))
 			}
-			client, err := rf.client(cmd)
+			client, err := rf.client(cmd, withoutCache)
 			if err != nil {
 				return err
 			}

@@ -51,7 +51,7 @@ or the command was used wrongly.`,
 			if err != nil {
 				return err
 			}
-			client, err := rf.client(cmd)
+			client, err := rf.client(cmd, withCache)
 			if err != nil {
 				return err
 			}
