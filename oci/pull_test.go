@@ -311,3 +311,41 @@ func TestCachedPullByDigestNeedsNoNetwork(t *testing.T) {
 		})
 	}
 }
+
+// Two processes share a cache: each opened it before the other wrote, and neither may lose the
+// other's index.json entries.
+func TestSharedCacheKeepsEveryonesEntries(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Distribution(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	var clients []*oci.Client
+	for range 2 {
+		cache, err := oci.OpenCache(ctx, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, oci.NewClient(oci.Options{Cache: cache}))
+	}
+	var want []string
+	for i, c := range clients {
+		ref := reg.Host + "/shared:v" + string(rune('1'+i))
+		res, err := c.Push(ctx, ref, oci.PushOptions{Kind: oci.KindCatalog, Files: []oci.File{{Data: []byte(catalogYAML + strings.Repeat("#\n", i)), Title: "catalog.yaml"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Pull(ctx, ref, oci.PullOptions{Dir: t.TempDir()}); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, res.Descriptor.Digest.String())
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range want {
+		if !strings.Contains(string(raw), d) {
+			t.Errorf("index.json lacks %s:\n%s", d, raw)
+		}
+	}
+}
