@@ -223,6 +223,17 @@ func (s *fileSink) received() (digest.Digest, int64, error) {
 
 type bufferSink struct{ bytes.Buffer }
 
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
 func (s *bufferSink) received() (digest.Digest, int64, error) {
 	return digest.FromBytes(s.Bytes()), int64(s.Len()), nil
 }
@@ -269,8 +280,15 @@ func (c *Client) copyBlob(ctx context.Context, repo *remote.Repository, desc oci
 		src = io.TeeReader(rc, pw)
 	}
 	if cache != nil {
-		err = cache.push(ctx, desc, io.TeeReader(src, dst))
+		cw := &countingWriter{w: dst}
+		err = cache.push(ctx, desc, io.TeeReader(src, cw))
 		err = explainMismatch(err, desc, "blob "+title, dst)
+		if err == nil && cw.n == 0 && desc.Size > 0 {
+			// Another process cached the blob between our look and our push, and oras-go
+			// returned without reading the stream: serve the copy that is there now.
+			done(nil)
+			return c.copyBlob(ctx, repo, desc, title, dst)
+		}
 	} else {
 		vr := newVerifyingReader(src, desc, "blob "+title)
 		_, err = io.Copy(dst, vr)
