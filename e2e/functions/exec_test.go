@@ -1,13 +1,17 @@
 package functions
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/krm-catalog/krm-catalog/internal/fnexamples"
 )
 
 const deployment = `# Deployment of the web tier
@@ -246,5 +250,41 @@ func TestResolveAndCatalogView(t *testing.T) {
 	}
 	if pub.hits.Total() != 0 {
 		t.Errorf("resolve and view downloaded %d files; they run nothing", pub.hits.Total())
+	}
+}
+
+// The built-in catalog: set at build time with -ldflags -X, or by KRM_CATALOG_BUILTIN; searched
+// first and trusted without --trusted-catalog.
+func TestBuiltinCatalog(t *testing.T) {
+	t.Parallel()
+	pub := publish(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	linked, err := fnexamples.BuildCommand(ctx, bins.Root, t.TempDir(), "-X github.com/krm-catalog/krm-catalog/resolver.builtinCatalog="+pub.catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		bin  string
+		env  []string
+	}{
+		{"ldflags", linked, nil},
+		{"environment", bins.KrmCatalog, []string{"KRM_CATALOG_BUILTIN=" + pub.catalog}},
+	} {
+		out := run{env: tc.env}.exec(t, tc.bin, "resolve", "fn.example.com/v1", "SetLabels")
+		if out.code != 0 || !strings.Contains(out.stdout, "builtin: true") || !strings.Contains(out.stdout, "catalog: "+pub.catalog) {
+			t.Errorf("%s: want a resolution from the built-in catalog:\n%s", tc.name, out)
+		}
+		cfg := writeFile(t, t.TempDir(), "labels.yaml", "apiVersion: fn.example.com/v1\nkind: SetLabels\nlabels:\n  builtin: yes-it-is\n")
+		out = run{env: append(tc.env, pub.env...), stdin: service}.exec(t, tc.bin, "fn", "run", "-", "--fn-config", cfg, "--cache-dir", t.TempDir())
+		if out.code != 0 || !strings.Contains(out.stdout, "builtin: yes-it-is") {
+			t.Errorf("%s: fn run with the built-in catalog:\n%s", tc.name, out)
+		}
+	}
+	// an empty KRM_CATALOG_BUILTIN turns a linked-in catalog off
+	out := run{env: []string{"KRM_CATALOG_BUILTIN="}}.exec(t, linked, "resolve", "fn.example.com/v1", "SetLabels")
+	if out.code != 1 || !strings.Contains(out.stderr, "no built-in catalog") {
+		t.Errorf("KRM_CATALOG_BUILTIN= must turn the built-in catalog off:\n%s", out)
 	}
 }

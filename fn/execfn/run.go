@@ -3,11 +3,11 @@ package execfn
 import (
 	"context"
 	"errors"
-	"syscall"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/krm-catalog/krm-catalog/fn"

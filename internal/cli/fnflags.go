@@ -18,6 +18,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/internal/fnoci"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
+	"github.com/krm-catalog/krm-catalog/pkg/krmfn"
 	"github.com/krm-catalog/krm-catalog/resolver"
 )
 
@@ -158,6 +159,8 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 	default:
 		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--server-mode must be auto, always or never, not %q", o.serverMode)}
 	}
+	// running functions allocates every list afresh at each step, as the functions themselves do
+	krmfn.TuneGC()
 	oa := &ociAdapter{opts: o}
 	res, err := o.resolver(oa, extraTrusted...)
 	if err != nil {

