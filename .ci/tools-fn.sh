@@ -10,23 +10,22 @@ KUSTOMIZE_VERSION=v5.8.2
 bin="${1:-${KRM_CATALOG_TOOLS_BIN:-$HOME/.cache/krm-catalog-ci/bin}}"
 mkdir -p "$bin"
 
-have_version() { # $1 binary, $2 expected version text
-  [ -x "$1" ] && "$1" version 2>/dev/null | grep -q -- "$2"
+# built: whether $bin/kustomize exists and was built from the kustomize module at the pinned version.
+built() {
+  [ -x "$bin/kustomize" ] || return 1
+  go version -m "$bin/kustomize" 2>/dev/null |
+    awk -v v="$KUSTOMIZE_VERSION" '$1 == "mod" && $2 == "sigs.k8s.io/kustomize/kustomize/v5" && $3 == v { ok = 1 } END { exit !ok }'
 }
 
-if have_version "$bin/kustomize" "$KUSTOMIZE_VERSION"; then
+if built; then
   echo "kustomize $KUSTOMIZE_VERSION already in $bin" >&2
 else
   echo "building kustomize $KUSTOMIZE_VERSION into $bin" >&2
-  # -ldflags sets the version kustomize reports, which the check above relies on; go install from
-  # the module proxy leaves it "(devel)" otherwise.
-  GOTOOLCHAIN=local CGO_ENABLED=0 GOBIN="$bin" go install \
+  # -ldflags sets the version `kustomize version` prints, which go install from the module proxy
+  # leaves as "(devel)"
+  GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0 GOBIN="$bin" go install \
     -ldflags "-X sigs.k8s.io/kustomize/api/provenance.version=kustomize/$KUSTOMIZE_VERSION" \
     "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
-  have_version "$bin/kustomize" "$KUSTOMIZE_VERSION" || {
-    echo "kustomize in $bin does not report $KUSTOMIZE_VERSION:" >&2
-    "$bin/kustomize" version >&2 || true
-    exit 1
-  }
+  built || { echo "kustomize in $bin was not built from $KUSTOMIZE_VERSION" >&2; exit 1; }
 fi
 echo "$bin"
