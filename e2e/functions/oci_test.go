@@ -3,6 +3,7 @@ package functions
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,6 +35,15 @@ func TestExecFromOCIArtifactWithSignedCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	script := filepath.Join(bins.Root, "examples", "functions", fnexamples.StarlarkScript)
+	star, err := client.Push(ctx, host+"/functions/set-annotations:v1", oci.PushOptions{Kind: oci.KindStarlark, Files: []oci.File{{Path: script}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scriptSum, err := fnexamples.FileSHA256(script)
+	if err != nil {
+		t.Fatal(err)
+	}
 	catalog := fmt.Sprintf(`apiVersion: config.kubernetes.io/v1alpha1
 kind: KRMFunctionCatalog
 metadata:
@@ -55,7 +65,18 @@ spec:
             arch: %s
             uri: oci://%s
             sha256: %s
-`, p.OS, p.Arch, exe.Reference.String(), sum)
+  - group: fn.example.com
+    names:
+      kind: SetAnnotations
+    description: Adds annotations, from a starlark OCI artifact.
+    publisher: example.com
+    versions:
+    - name: v1
+      runtime:
+        starlark:
+          ref: %s
+          sha256: %s
+`, p.OS, p.Arch, exe.Reference.String(), sum, star.Reference.String(), scriptSum)
 	if _, err := client.PushCatalog(ctx, host+"/catalogs/platform:v1", []byte(catalog), oci.PushOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -67,14 +88,15 @@ spec:
 	pubFile := writeFile(t, dir, "platform.pub", string(platform.PublicPEM))
 	otherFile := writeFile(t, dir, "other.pub", string(other.PublicPEM))
 	cfg := writeFile(t, dir, "labels.yaml", "apiVersion: fn.example.com/v1\nkind: SetLabels\nlabels:\n  from: oci\n")
+	ann := writeFile(t, dir, "ann.yaml", "apiVersion: fn.example.com/v1\nkind: SetAnnotations\nannotations:\n  script: from-oci\n")
 	ref := "oci://" + host + "/catalogs/platform:v1"
 
-	out := run{stdin: service}.krm(t, append([]string{"fn", "run", "-", "--fn-config", cfg, "--key", pubFile}, flags(t, ref)...)...)
+	out := run{stdin: service}.krm(t, append([]string{"fn", "run", "-", "--fn-config", cfg, "--fn-config", ann, "--key", pubFile}, flags(t, ref)...)...)
 	if out.code != 0 {
 		t.Fatal(out)
 	}
-	if !strings.Contains(out.stdout, "from: oci") {
-		t.Errorf("the function did not run:\n%s", out.stdout)
+	if !strings.Contains(out.stdout, "from: oci") || !strings.Contains(out.stdout, "script: from-oci") {
+		t.Errorf("the exec and starlark functions did not run:\n%s", out.stdout)
 	}
 	out = run{stdin: service}.krm(t, append([]string{"fn", "run", "-", "--fn-config", cfg, "--key", otherFile}, flags(t, ref)...)...)
 	if out.code == 0 || !strings.Contains(out.stderr, "cannot fetch catalog") {

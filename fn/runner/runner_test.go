@@ -292,11 +292,16 @@ func TestStarlarkRunNeedsNoCatalog(t *testing.T) {
 	r := runner.New(runner.Options{Resolver: res, CacheDir: t.TempDir()})
 	t.Cleanup(func() { _ = r.Close() })
 	cfg := parse(t, "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: ns\nsource: |\n  for it in ctx.resource_list[\"items\"]:\n      it[\"metadata\"][\"namespace\"] = ctx.resource_list[\"functionConfig\"][\"params\"][\"ns\"]\nparams:\n  ns: kpt\n")
-	out, _, err := r.Run(context.Background(), []*yaml.RNode{cfg}, items(t))
+	// kpt's other form: a ConfigMap whose data.source is the script and whose data are its params
+	cm := parse(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: label\ndata:\n  value: from-configmap\n  source: |\n    for it in ctx.resource_list[\"items\"]:\n        it[\"metadata\"][\"labels\"] = {\"via\": ctx.resource_list[\"functionConfig\"][\"data\"][\"value\"]}\n")
+	out, _, err := r.Run(context.Background(), []*yaml.RNode{cfg, cm}, items(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := out[0].GetNamespace(); got != "kpt" {
 		t.Errorf("namespace %q", got)
+	}
+	if got := out[0].GetLabels()["via"]; got != "from-configmap" {
+		t.Errorf("label %q", got)
 	}
 }
