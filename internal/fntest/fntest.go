@@ -95,7 +95,7 @@ func Docker(t testing.TB) string {
 	}
 	p, err := exec.LookPath(engine)
 	if err != nil {
-		Missing(t, engine, "install Docker (apt-get install docker.io) and start its daemon")
+		Missing(t, engine, "install the Docker engine (Debian ships it as a package) and start its daemon")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
