@@ -15,7 +15,7 @@ import (
 // removed stays removed, a value it changed keeps its new value.
 
 // idKeys are the annotations that carry the item id (the legacy one for older functions).
-var idKeys = []string{kioutil.IdAnnotation, kioutil.LegacyIdAnnotation}
+func idKeys() []string { return []string{kioutil.IdAnnotation, kioutil.LegacyIdAnnotation} }
 
 // tagged are the items sent to a function, by the id the pipeline gave them, with the values the id
 // annotations had before (an orchestrator that runs krm-catalog, such as kustomize running fn proxy,
@@ -30,8 +30,8 @@ func tagIDs(items []*yaml.RNode) (tagged, error) {
 	t := tagged{byID: make(map[string]*yaml.RNode, len(items)), prior: make(map[string][]string, len(items))}
 	for i, it := range items {
 		id := "krm-catalog-" + strconv.Itoa(i)
-		prior := make([]string, len(idKeys))
-		for j, k := range idKeys {
+		prior := make([]string, len(idKeys()))
+		for j, k := range idKeys() {
 			prior[j] = annotation(it, k)
 			if err := setAnnotation(it, k, id); err != nil {
 				return t, err
@@ -67,12 +67,12 @@ func restoreFromInputs(t tagged, out []*yaml.RNode) error {
 }
 
 func (t tagged) untag(n *yaml.RNode, id string) error {
-	if err := clearAnnotations(n, idKeys...); err != nil {
+	if err := clearAnnotations(n, idKeys()...); err != nil {
 		return err
 	}
 	for j, v := range t.prior[id] {
 		if v != "" {
-			if err := setAnnotation(n, idKeys[j], v); err != nil {
+			if err := setAnnotation(n, idKeys()[j], v); err != nil {
 				return err
 			}
 		}

@@ -14,10 +14,14 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn"
 )
 
-// generatorKinds are the kustomize built-ins that generate rather than transform; they go in a
+// isGenerator reports the kustomize built-ins that generate rather than transform; they go in a
 // Kustomization's generators field, the others in transformers.
-var generatorKinds = map[string]bool{
-	"ConfigMapGenerator": true, "SecretGenerator": true, "HelmChartInflationGenerator": true, "IAMPolicyGenerator": true,
+func isGenerator(kind string) bool {
+	switch kind {
+	case "ConfigMapGenerator", "SecretGenerator", "HelmChartInflationGenerator", "IAMPolicyGenerator":
+		return true
+	}
+	return false
 }
 
 // isBuiltin reports whether a transformer is a kustomize built-in (apiVersion builtin).
@@ -68,7 +72,7 @@ func (k *kustomizeFunction) Run(_ context.Context, in *fn.ResourceList) (*fn.Res
 		}
 		mem[memConfig] = []byte(cfg)
 		field := "transformers"
-		if generatorKinds[k.config.GetKind()] {
+		if isGenerator(k.config.GetKind()) {
 			field = "generators"
 		}
 		if err := kust.PipeE(yaml.SetField(field, yaml.NewListRNode(memConfig))); err != nil {

@@ -46,8 +46,10 @@ type Function struct {
 	Stderr io.Writer
 }
 
-var fileOptions = &syntax.FileOptions{
-	Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true,
+// fileOptions are the language options of kpt's starlark runtime: while loops, recursion, sets
+// and top-level statements (the step bound keeps them finite).
+func fileOptions() *syntax.FileOptions {
+	return &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
 }
 
 // Run implements fn.Function.
@@ -87,7 +89,7 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 	if name == "" {
 		name = "script.star"
 	}
-	_, execErr := starlark.ExecFileOptions(fileOptions, thread, name, f.Script, predeclared)
+	_, execErr := starlark.ExecFileOptions(fileOptions(), thread, name, f.Script, predeclared)
 	if execErr != nil {
 		msg := execErr.Error()
 		if i := strings.Index(msg, "Starlark computation cancelled: "); i >= 0 {

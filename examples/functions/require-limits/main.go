@@ -20,15 +20,17 @@ import (
 
 func main() { os.Exit(krmfn.Main(requireLimits)) }
 
-// podSpecPath is where each workload kind keeps its pod spec.
-var podSpecPath = map[string][]string{
-	"Pod":         {"spec"},
-	"Deployment":  {"spec", "template", "spec"},
-	"StatefulSet": {"spec", "template", "spec"},
-	"DaemonSet":   {"spec", "template", "spec"},
-	"ReplicaSet":  {"spec", "template", "spec"},
-	"Job":         {"spec", "template", "spec"},
-	"CronJob":     {"spec", "jobTemplate", "spec", "template", "spec"},
+// podSpecPath is where a workload kind keeps its pod spec; ok is false for other kinds.
+func podSpecPath(kind string) (path []string, ok bool) {
+	switch kind {
+	case "Pod":
+		return []string{"spec"}, true
+	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job":
+		return []string{"spec", "template", "spec"}, true
+	case "CronJob":
+		return []string{"spec", "jobTemplate", "spec", "template", "spec"}, true
+	}
+	return nil, false
 }
 
 func requireLimits(rl *fn.ResourceList) error {
@@ -37,7 +39,7 @@ func requireLimits(rl *fn.ResourceList) error {
 		required = []string{"cpu", "memory"}
 	}
 	for _, it := range rl.Items {
-		path, ok := podSpecPath[it.GetKind()]
+		path, ok := podSpecPath(it.GetKind())
 		if !ok {
 			continue
 		}

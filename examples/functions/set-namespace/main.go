@@ -17,12 +17,16 @@ import (
 
 func main() { os.Exit(krmfn.Main(setNamespace)) }
 
-// clusterScoped lists the built-in kinds that have no namespace.
-var clusterScoped = map[string]bool{
-	"Namespace": true, "ClusterRole": true, "ClusterRoleBinding": true, "CustomResourceDefinition": true,
-	"PersistentVolume": true, "StorageClass": true, "Node": true, "APIService": true, "PriorityClass": true,
-	"MutatingWebhookConfiguration": true, "ValidatingWebhookConfiguration": true, "IngressClass": true,
-	"RuntimeClass": true, "CSIDriver": true, "VolumeAttachment": true, "ValidatingAdmissionPolicy": true,
+// clusterScoped reports the built-in kinds that have no namespace.
+func clusterScoped(kind string) bool {
+	switch kind {
+	case "Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PersistentVolume",
+		"StorageClass", "Node", "APIService", "PriorityClass", "MutatingWebhookConfiguration",
+		"ValidatingWebhookConfiguration", "IngressClass", "RuntimeClass", "CSIDriver", "VolumeAttachment",
+		"ValidatingAdmissionPolicy":
+		return true
+	}
+	return false
 }
 
 func setNamespace(rl *fn.ResourceList) error {
@@ -32,7 +36,7 @@ func setNamespace(rl *fn.ResourceList) error {
 	}
 	for _, it := range rl.Items {
 		kind := it.GetKind()
-		if !clusterScoped[kind] {
+		if !clusterScoped(kind) {
 			if err := it.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata"), yaml.SetField("namespace", yaml.NewStringRNode(ns))); err != nil {
 				return err
 			}
