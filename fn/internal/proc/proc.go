@@ -62,17 +62,6 @@ func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, e
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	// exec.CommandContext semantics for a command made without a context: kill on context end
-	stop := context.AfterFunc(ctx, func() {
-		if o.Kill != nil {
-			o.Kill()
-		}
-		if cmd.Process != nil {
-			_ = cmd.Process.Kill()
-		}
-	})
-	defer stop()
-
 	var stdout bytes.Buffer
 	tail := &Tail{Max: StderrTail}
 	cmd.Stdin = bytes.NewReader(input)
@@ -86,7 +75,19 @@ func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, e
 		// a function that leaves a child holding its pipes must not hang the run
 		cmd.WaitDelay = 2 * time.Second
 	}
-	runErr := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return Output{}, &fn.FunctionError{Err: err}
+	}
+	// exec.CommandContext semantics for a command made without a context: kill on context end.
+	// Registered after Start, so that the process is known to the goroutine that kills it.
+	stop := context.AfterFunc(ctx, func() {
+		if o.Kill != nil {
+			o.Kill()
+		}
+		_ = cmd.Process.Kill()
+	})
+	defer stop()
+	runErr := cmd.Wait()
 	res := Output{Stderr: tail.String()}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) && o.Timeout > 0 {
