@@ -3,14 +3,18 @@ package sign
 import (
 	"bytes"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
 
-	"github.com/sigstore/cosign/v2/pkg/cosign"
+	"github.com/secure-systems-lab/go-securesystemslib/encrypted"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/options"
@@ -25,11 +29,35 @@ type Signer struct {
 	pub PublicKey
 }
 
+// The PEM types of cosign's key files: what `cosign generate-key-pair` writes, and its older name.
+const (
+	sigstorePrivateKeyPEM = "ENCRYPTED SIGSTORE PRIVATE KEY"
+	cosignPrivateKeyPEM   = "ENCRYPTED COSIGN PRIVATE KEY"
+)
+
 // LoadPrivateKey decrypts a cosign key file ("ENCRYPTED SIGSTORE PRIVATE KEY" or the older
-// "ENCRYPTED COSIGN PRIVATE KEY" PEM) with its password, through cosign's own loader so every key
-// cosign writes is read the same way.
+// "ENCRYPTED COSIGN PRIVATE KEY" PEM) with its password. The format is cosign's: a PKCS #8 key
+// sealed with go-securesystemslib's scrypt and secretbox envelope. It is read here, not through
+// cosign's package, whose import graph (rekor, TUF, OpenAPI validators) costs every krm-catalog
+// command milliseconds of start-up.
 func LoadPrivateKey(pemBytes, password []byte) (*Signer, error) {
-	sv, err := cosign.LoadPrivateKey(pemBytes, password, nil)
+	block, _ := pem.Decode(pemBytes)
+	if block == nil {
+		return nil, errors.New("load cosign private key: not a PEM file")
+	}
+	if block.Type != sigstorePrivateKeyPEM && block.Type != cosignPrivateKeyPEM {
+		return nil, fmt.Errorf("load cosign private key: PEM type %q is not a cosign private key", block.Type)
+	}
+	der, err := encrypted.Decrypt(block.Bytes, password)
+	if err != nil {
+		return nil, fmt.Errorf("load cosign private key: decrypt (wrong password?): %w", err)
+	}
+	priv, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		return nil, fmt.Errorf("load cosign private key: %w", err)
+	}
+	// ED25519 keys sign in the pre-hashed mode, as cosign does
+	sv, err := signature.LoadDefaultSignerVerifier(priv, options.WithED25519ph())
 	if err != nil {
 		return nil, fmt.Errorf("load cosign private key: %w", err)
 	}
@@ -73,11 +101,26 @@ func (s *Signer) Public() PublicKey { return s.pub }
 // GenerateKeyPair makes a cosign key pair, the private key encrypted with password, in the PEM
 // formats `cosign generate-key-pair` writes.
 func GenerateKeyPair(password []byte) (privatePEM, publicPEM []byte, err error) {
-	kb, err := cosign.GenerateKeyPair(func(bool) ([]byte, error) { return password, nil })
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("generate key pair: %w", err)
 	}
-	return kb.PrivateBytes, kb.PublicBytes, nil
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate key pair: %w", err)
+	}
+	if password == nil {
+		password = []byte{}
+	}
+	sealed, err := encrypted.Encrypt(der, password)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate key pair: %w", err)
+	}
+	publicPEM, err = cryptoutils.MarshalPublicKeyToPEM(priv.Public())
+	if err != nil {
+		return nil, nil, fmt.Errorf("generate key pair: %w", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: sigstorePrivateKeyPEM, Bytes: sealed}), publicPEM, nil
 }
 
 // PublicKey is a public key the user trusts.

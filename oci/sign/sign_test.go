@@ -35,8 +35,8 @@ func TestLoadPrivateKey(t *testing.T) {
 	}{
 		{"right password", priv, signtest.Password, ""},
 		{"wrong password", priv, "guess", "decrypt"},
-		{"not PEM", []byte("hello"), "secret", "invalid pem block"},
-		{"public key instead", []byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"), "secret", "unsupported pem type"},
+		{"not PEM", []byte("hello"), "secret", "not a PEM file"},
+		{"public key instead", []byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"), "secret", "is not a cosign private key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
