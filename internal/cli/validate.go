@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -10,8 +11,9 @@ import (
 
 func newValidateCmd() *cobra.Command {
 	var (
-		strict bool
-		format string
+		strict  bool
+		verbose bool
+		format  string
 	)
 	cmd := &cobra.Command{
 		Use:   "validate [--strict] [-o text|json] PATH...",
@@ -46,9 +48,18 @@ not be read or the command was used wrongly.`,
 			if format == "json" {
 				err = catalog.WriteJSON(out, len(inputs), findings)
 			} else {
-				err = catalog.WriteText(out, findings)
+				shown := findings
+				if !verbose {
+					// info findings say which files of a directory were skipped: noise unless asked for
+					shown = slices.DeleteFunc(slices.Clone(findings), func(f catalog.Finding) bool { return f.Severity == catalog.SeverityInfo })
+				}
+				err = catalog.WriteText(out, shown)
 				if err == nil && (len(findings) > 0 || readErr == nil) {
-					fmt.Fprintln(cmd.ErrOrStderr(), catalog.Summarize(len(inputs), findings))
+					summary := catalog.Summarize(len(inputs), findings).String()
+					if skipped := findings.Count(catalog.SeverityInfo); skipped > 0 && !verbose {
+						summary += fmt.Sprintf(" (%d documents of other kinds skipped; -v lists them)", skipped)
+					}
+					fmt.Fprintln(cmd.ErrOrStderr(), summary)
 				}
 			}
 			switch {
@@ -63,6 +74,7 @@ not be read or the command was used wrongly.`,
 		},
 	}
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also list the documents of other kinds that were skipped")
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text or json")
 	return cmd
 }

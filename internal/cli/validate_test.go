@@ -73,6 +73,7 @@ func TestValidateExitCodes(t *testing.T) {
 		wantStderr string
 	}{
 		{"examples are valid", "", []string{"validate", "--strict", "../../examples"}, ExitOK, "0 errors, 0 warnings"},
+		{"other kinds in a directory are skipped quietly", "", []string{"validate", "../../examples"}, ExitOK, "documents of other kinds skipped; -v lists them"},
 		{"stdin", "kind: Nope\n", []string{"validate", "-"}, ExitFindings, "1 error"},
 		{"empty stdin", "", []string{"validate", "-"}, ExitFindings, "1 error"},
 		{"missing file", "", []string{"validate", "does-not-exist.yaml"}, ExitUsage, "read does-not-exist.yaml: no such file or directory"},
