@@ -22,19 +22,31 @@ const (
 	cacheLatest    = "public, max-age=60"
 )
 
-// representation is one encoding of a document, with the headers that identify it.
+// representation is one encoding of a document, with the headers that identify it. The header
+// values are built once, as the slices net/http sends, so that serving allocates nothing for them
+// (net/http never modifies header values).
 type representation struct {
 	body          []byte
 	etag          string // strong: the sha256 of the body
-	contentDigest string // RFC 9530 Content-Digest
+	etagHeader    []string
+	contentDigest []string // RFC 9530 Content-Digest
+	contentLength []string
+	contentType   []string
+	vary, noSniff []string
 }
 
-func newRepresentation(body []byte) representation {
+func newRepresentation(body []byte, contentType string) representation {
 	sum := sha256.Sum256(body)
+	etag := fmt.Sprintf(`"sha256:%x"`, sum)
 	return representation{
 		body:          body,
-		etag:          fmt.Sprintf(`"sha256:%x"`, sum),
-		contentDigest: "sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":",
+		etag:          etag,
+		etagHeader:    []string{etag},
+		contentDigest: []string{"sha-256=:" + base64.StdEncoding.EncodeToString(sum[:]) + ":"},
+		contentLength: []string{strconv.Itoa(len(body))},
+		contentType:   []string{contentType},
+		vary:          []string{"Accept"},
+		noSniff:       []string{"nosniff"},
 	}
 }
 
@@ -44,6 +56,8 @@ type preparedContent struct {
 	name, version string
 	derived       bool
 	yaml          representation
+	// the X-Catalog-Version and Content-Location values of a catalog version
+	versionHeader, locationHeader []string
 
 	jsonOnce sync.Once
 	json     representation
@@ -51,7 +65,12 @@ type preparedContent struct {
 }
 
 func prepare(c store.Content) *preparedContent {
-	return &preparedContent{name: c.Name, version: c.Version, derived: c.Derived, yaml: newRepresentation(c.Bytes)}
+	p := &preparedContent{name: c.Name, version: c.Version, derived: c.Derived, yaml: newRepresentation(c.Bytes, "application/yaml")}
+	if c.Version != "" {
+		p.versionHeader = []string{c.Version}
+		p.locationHeader = []string{"/catalogs/" + c.Name + "/" + c.Version + "/catalog.yaml"}
+	}
+	return p
 }
 
 func (p *preparedContent) size() int64 { return int64(2*len(p.yaml.body) + 256) }
@@ -68,7 +87,7 @@ func (p *preparedContent) jsonRepresentation() (representation, error) {
 			p.jsonErr = fmt.Errorf("render %s as JSON: %w", p.name, err)
 			return
 		}
-		p.json = newRepresentation(append(body, '\n'))
+		p.json = newRepresentation(append(body, '\n'), "application/json")
 	})
 	return p.json, p.jsonErr
 }
@@ -81,9 +100,10 @@ func (s *Server) latestCatalogYAML(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Location", "/catalogs/"+name+"/"+c.version+"/catalog.yaml")
-	w.Header().Set("X-Catalog-Version", c.version)
-	return serveContent(w, r, c, cacheLatest)
+	h := w.Header()
+	h["Content-Location"] = c.locationHeader
+	h["X-Catalog-Version"] = c.versionHeader
+	return serveContent(w, r, c, s.cacheLatest)
 }
 
 func (s *Server) pinnedCatalogYAML(w http.ResponseWriter, r *http.Request) error {
@@ -94,8 +114,8 @@ func (s *Server) pinnedCatalogYAML(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	w.Header().Set("X-Catalog-Version", c.version)
-	return serveContent(w, r, c, cacheImmutable)
+	w.Header()["X-Catalog-Version"] = c.versionHeader
+	return serveContent(w, r, c, s.cacheImmutable)
 }
 
 func (s *Server) definitionYAML(w http.ResponseWriter, r *http.Request) error {
@@ -110,7 +130,7 @@ func (s *Server) definitionYAML(w http.ResponseWriter, r *http.Request) error {
 	if c.derived {
 		w.Header().Set("X-Definition-Derived", "generated from the catalogs that list this function")
 	}
-	return serveContent(w, r, c, cacheLatest)
+	return serveContent(w, r, c, s.cacheLatest)
 }
 
 // content returns prepared content from the cache, or reads it from the store and caches it.
@@ -137,27 +157,26 @@ func (s *Server) content(r *http.Request, key, subject string, read func() (stor
 
 // serveContent writes a document in the representation the client accepts, answering
 // If-None-Match with 304.
-func serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, cacheControl string) error {
-	rep, contentType := c.yaml, "application/yaml"
+func serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, cacheControl []string) error {
+	rep := c.yaml
 	if wantsJSON(r.Header.Get("Accept")) {
 		var err error
 		if rep, err = c.jsonRepresentation(); err != nil {
 			return err
 		}
-		contentType = "application/json"
 	}
 	h := w.Header()
-	h.Set("ETag", rep.etag)
-	h.Set("Cache-Control", cacheControl)
-	h.Set("Vary", "Accept")
+	h["Etag"] = rep.etagHeader
+	h["Cache-Control"] = cacheControl
+	h["Vary"] = rep.vary
 	if etagMatches(r.Header.Get("If-None-Match"), rep.etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	h.Set("Content-Type", contentType)
-	h.Set("Content-Digest", rep.contentDigest)
-	h.Set("Content-Length", strconv.Itoa(len(rep.body)))
-	h.Set("X-Content-Type-Options", "nosniff")
+	h["Content-Type"] = rep.contentType
+	h["Content-Digest"] = rep.contentDigest
+	h["Content-Length"] = rep.contentLength
+	h["X-Content-Type-Options"] = rep.noSniff
 	_, _ = w.Write(rep.body) // a failed write means the client left
 	return nil
 }

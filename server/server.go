@@ -71,6 +71,9 @@ type Server struct {
 	metrics   *httpMetrics
 	router    chi.Router
 
+	// Cache-Control values of the curl endpoints, built once
+	cacheLatest, cacheImmutable []string
+
 	keys           KeyStore
 	registry       Registry
 	registryPrefix string
@@ -86,7 +89,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("new server: a store and a validator are required")
 	}
 	s := &Server{store: cfg.Store, validator: cfg.Validator, logger: cfg.Logger, maxBody: cfg.MaxBodyBytes, cache: cfg.Cache,
-		keys: cfg.Store, registry: cfg.OCI, registryPrefix: cfg.OCIPrefix, signatures: cfg.Signatures}
+		keys: cfg.Store, registry: cfg.OCI, registryPrefix: cfg.OCIPrefix, signatures: cfg.Signatures,
+		cacheLatest: []string{cacheLatest}, cacheImmutable: []string{cacheImmutable}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
