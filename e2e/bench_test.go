@@ -146,11 +146,20 @@ func BenchmarkSearchLatency(b *testing.B) {
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	var search, baseline []time.Duration
+	perQuery := map[string][]time.Duration{}
 	for b.Loop() {
 		for i := range 600 {
-			search = append(search, timed(b, client, s.url+"/api/v1/functions?"+queries[i%len(queries)]))
+			q := queries[i%len(queries)]
+			d := timed(b, client, s.url+"/api/v1/functions?"+q)
+			perQuery[q] = append(perQuery[q], d)
+			search = append(search, d)
 			baseline = append(baseline, timed(b, client, s.url+"/healthz"))
 		}
+	}
+	for _, q := range queries { // with -v: which queries make the tail
+		d := perQuery[q]
+		slices.Sort(d)
+		b.Logf("%-40q p50 %6.2f ms  p95 %6.2f ms", q, float64(d[len(d)/2].Microseconds())/1000, float64(d[len(d)*95/100].Microseconds())/1000)
 	}
 	p := func(d []time.Duration, q float64) float64 {
 		slices.Sort(d)

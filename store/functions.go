@@ -123,19 +123,36 @@ LIMIT ` + b.arg("limit", limit) + ` OFFSET ` + b.arg("offset", offset)
 	return sql, b.args
 }
 
-// facetStatement counts the text matches by publisher, tag and runtime in one pass over them. Each
-// facet applies the other filters but not its own.
+// facetStatement counts the matches by publisher, tag and runtime. Each facet applies the other
+// filters but not its own. With text, the matches are found once and shared by the three counts;
+// without, each count scans only the rows its filters select (through their indexes), and a facet
+// with no filter to apply at all is read from the totals each publish keeps.
 func facetStatement(q SearchQuery, tsq string) (string, []any) {
 	b := &searchSQL{slots: map[string]string{}}
-	match := "cardinality(f.versions) > 0"
+	prefix, src, alias, match := "", "functions f", "f", "cardinality(f.versions) > 0"
 	if tsq != "" {
-		match += " AND f.search @@ to_tsquery('english', " + b.arg("q", tsq) + ")"
+		prefix = "WITH m AS MATERIALIZED (SELECT f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0" +
+			" AND f.search @@ to_tsquery('english', " + b.arg("q", tsq) + ")) "
+		src, alias, match = "m", "m", ""
 	}
-	sql := `WITH m AS MATERIALIZED (SELECT f.publisher, f.tags, f.runtimes FROM functions f WHERE ` + match + `)
-SELECT 0, m.publisher, count(*) FROM m` + where(b.conds(q, "m", "publisher")) + ` GROUP BY m.publisher
-UNION ALL SELECT 1, t, count(*) FROM m, unnest(m.tags) AS t` + where(b.conds(q, "m", "tag")) + ` GROUP BY t
-UNION ALL SELECT 2, r, count(*) FROM m, unnest(m.runtimes) AS r` + where(b.conds(q, "m", "runtime")) + ` GROUP BY r`
-	return sql, b.args
+	facets := []struct{ name, value, from string }{
+		{"publisher", alias + ".publisher", src},
+		{"tag", "t", src + ", unnest(" + alias + ".tags) AS t"},
+		{"runtime", "r", src + ", unnest(" + alias + ".runtimes) AS r"},
+	}
+	parts := make([]string, len(facets))
+	for i, f := range facets {
+		others := b.conds(q, alias, f.name)
+		if tsq == "" && len(others) == 0 {
+			parts[i] = fmt.Sprintf("SELECT %d, value, count FROM facet_totals WHERE facet = '%s' AND count > 0", i, f.name)
+			continue
+		}
+		if match != "" {
+			others = append([]string{match}, others...)
+		}
+		parts[i] = fmt.Sprintf("SELECT %d, %s, count(*) FROM %s%s GROUP BY 2", i, f.value, f.from, where(others))
+	}
+	return prefix + strings.Join(parts, "\nUNION ALL "), b.args
 }
 
 // pageToken is the opaque continuation of a search: an offset bound to the query it pages.
@@ -204,18 +221,9 @@ func (s *Store) SearchFunctions(ctx context.Context, q SearchQuery) (SearchResul
 	return res, nil
 }
 
-// sqlFacetTotals reads the facet counts of everything, kept by each publish.
-const sqlFacetTotals = `
-SELECT CASE facet WHEN 'publisher' THEN 0 WHEN 'tag' THEN 1 ELSE 2 END, value, count
-FROM facet_totals WHERE count > 0`
-
-// facets counts the matches by publisher, tag and runtime. Without text or filters, everything
-// matches, and the totals kept by each publish are the answer.
+// facets counts the matches by publisher, tag and runtime.
 func (s *Store) facets(ctx context.Context, q SearchQuery, tsq string, out *Facets) error {
-	sql, args := sqlFacetTotals, []any(nil)
-	if tsq != "" || len(q.Tags) > 0 || q.Publisher != "" || q.Runtime != "" {
-		sql, args = facetStatement(q, tsq)
-	}
+	sql, args := facetStatement(q, tsq)
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return err
