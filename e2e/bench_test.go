@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -13,11 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
-	"github.com/krm-catalog/krm-catalog/server"
 	"github.com/krm-catalog/krm-catalog/store"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
 )
@@ -27,37 +23,6 @@ import (
 //	go test ./e2e -run '^$' -bench . -benchtime 1x
 //
 // Each prints its figure and a ratio against a baseline measured in the same run.
-
-// benchService starts a replica the way `serve` builds it, logging every request (as JSON, to
-// io.Discard, so the formatting cost counts but not the terminal).
-func benchService(b *testing.B, databaseURL string) (*service, *httptest.Server) {
-	b.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	st, err := store.Open(ctx, databaseURL)
-	if err != nil {
-		b.Fatal(err)
-	}
-	v, err := catalog.NewValidator()
-	if err != nil {
-		b.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(server.NewPoolCollector(st.Pool()))
-	cache := server.NewContentCache(64 << 20)
-	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: reg, Cache: cache,
-		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); cache.Listen(ctx, st.Pool(), slogDiscard()) }()
-	hs := httptest.NewServer(srv)
-	b.Cleanup(func() { hs.Close(); cancel(); <-done; st.Close() })
-	for !cache.Live() {
-		time.Sleep(10 * time.Millisecond)
-	}
-	return &service{url: hs.URL, store: st, cache: cache}, hs
-}
 
 // load fetches url from `clients` keep-alive connections for d and returns requests per second.
 func load(b *testing.B, client *http.Client, url string, clients int, d time.Duration) float64 {
@@ -94,7 +59,7 @@ func load(b *testing.B, client *http.Client, url string, clients int, d time.Dur
 // BenchmarkCatalogYAMLThroughput compares GET /catalogs/{name}/catalog.yaml with a bare net/http
 // handler that writes the same bytes from memory. Target: at least 0.8×.
 func BenchmarkCatalogYAMLThroughput(b *testing.B) {
-	s, _ := benchService(b, storetest.NewDatabase(b))
+	s := startService(b, storetest.NewDatabase(b))
 	tok := benchToken(b, s)
 	data := exampleCatalogB(b)
 	if r := doB(b, http.MethodPut, s.url+"/api/v1/catalogs/example-functions/versions/1.0.0", tok, data); r != http.StatusCreated {
@@ -126,7 +91,7 @@ func BenchmarkCatalogYAMLThroughput(b *testing.B) {
 // p95, with the p95 of GET /healthz over the same connections as the baseline. Target: p95 < 20 ms.
 func BenchmarkSearchLatency(b *testing.B) {
 	db := storetest.NewDatabase(b)
-	s, _ := benchService(b, db)
+	s := startService(b, db)
 	benchToken(b, s)
 	// 50 catalogs of 200 functions, one version each: 10,000 function versions
 	for c := range 50 {
@@ -175,7 +140,7 @@ func BenchmarkSearchLatency(b *testing.B) {
 // and p95 latency, against POST /api/v1/validate of the same bytes (everything but the database)
 // as the baseline. Target: under 100 ms.
 func BenchmarkPublish100(b *testing.B) {
-	s, _ := benchService(b, storetest.NewDatabase(b))
+	s := startService(b, storetest.NewDatabase(b))
 	tok := benchToken(b, s)
 	data := testcatalog.Catalog(testcatalog.Options{Name: "hundred", Functions: 100})
 	var publish, validate []time.Duration

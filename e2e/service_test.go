@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/server"
 	"github.com/krm-catalog/krm-catalog/store"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
+	"github.com/krm-catalog/krm-catalog/web"
 )
 
 // service is one running replica of the service.
@@ -31,22 +33,32 @@ type service struct {
 	cache *server.ContentCache
 }
 
-// startService starts a replica on databaseURL, with its content cache following publishes.
-func startService(t *testing.T, databaseURL string) *service {
-	t.Helper()
+// startService starts a replica on databaseURL the way `serve` assembles it (the website mounted,
+// the content cache following publishes, every request logged as JSON, here to io.Discard so the
+// formatting costs what it costs in production), on 127.0.0.1, with a 1 MiB body limit.
+func startService(tb testing.TB, databaseURL string) *service {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st, err := store.Open(ctx, databaseURL)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	v, err := catalog.NewValidator()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	cache := server.NewContentCache(8 << 20)
-	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: prometheus.NewRegistry(), Cache: cache, MaxBodyBytes: 1 << 20})
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	site, err := web.New(web.Config{Store: st, Logger: logger})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(server.NewPoolCollector(st.Pool()))
+	cache := server.NewContentCache(64 << 20)
+	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: reg, Cache: cache, Logger: logger,
+		MaxBodyBytes: 1 << 20, Mount: site.Mount})
+	if err != nil {
+		tb.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -54,17 +66,17 @@ func startService(t *testing.T, databaseURL string) *service {
 		cache.Listen(ctx, st.Pool(), slogDiscard())
 	}()
 	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		hs.Close()
 		cancel()
 		<-done
 		st.Close()
 	})
-	waitFor(t, 5*time.Second, "the cache listener to connect", cache.Live)
+	waitFor(tb, 5*time.Second, "the cache listener to connect", cache.Live)
 	return &service{url: hs.URL, store: st, cache: cache}
 }
 
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !cond() {

@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"slices"
 	"testing"
@@ -22,7 +20,7 @@ import (
 //
 //	go test ./e2e -run '^$' -bench FunctionPage -benchtime 1x
 func BenchmarkFunctionPage(b *testing.B) {
-	s := startWebService(b, storetest.NewDatabase(b), slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	s := startService(b, storetest.NewDatabase(b))
 	if _, _, err := s.store.CreateToken(context.Background(), "example.com", "bench"); err != nil {
 		b.Fatal(err)
 	}

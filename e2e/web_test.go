@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -22,46 +20,10 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
-	"github.com/krm-catalog/krm-catalog/server"
-	"github.com/krm-catalog/krm-catalog/store"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
-	"github.com/krm-catalog/krm-catalog/web"
 )
-
-// startWebService starts a replica with the website mounted, as `serve` assembles it, on
-// 127.0.0.1.
-func startWebService(tb testing.TB, databaseURL string, logger *slog.Logger) *service {
-	tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	st, err := store.Open(ctx, databaseURL)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	v, err := catalog.NewValidator()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	site, err := web.New(web.Config{Store: st, Logger: logger})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(server.NewPoolCollector(st.Pool()))
-	cache := server.NewContentCache(64 << 20)
-	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: reg, Cache: cache, Logger: logger, Mount: site.Mount})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); cache.Listen(ctx, st.Pool(), slogDiscard()) }()
-	hs := httptest.NewServer(srv) // listens on 127.0.0.1
-	tb.Cleanup(func() { hs.Close(); cancel(); <-done; st.Close() })
-	return &service{url: hs.URL, store: st, cache: cache}
-}
 
 // seedWebsite publishes the example catalog and two generated ones through the API: 68 functions,
 // four pages of results, two publishers.
@@ -172,7 +134,7 @@ func countOf(t *testing.T, heading string) int {
 
 func TestWebsite(t *testing.T) {
 	path := chromium(t)
-	s := startWebService(t, storetest.NewDatabase(t), slogDiscard())
+	s := startService(t, storetest.NewDatabase(t))
 	total := seedWebsite(t, s)
 	ctx := browserTab(t, path)
 	origin, _ := url.Parse(s.url)
