@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/krm-catalog/krm-catalog/internal/cli"
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // syncBuffer is a bytes.Buffer safe to write from the command's goroutines and read from the test.
@@ -106,10 +107,7 @@ func requirePostgres(t *testing.T) {
 	if _, err := exec.LookPath("pg_ctl"); err == nil {
 		return
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("PostgreSQL server binaries are missing (Debian: apt-get install postgresql)")
-	}
-	t.Skip("PostgreSQL server binaries are missing: install them (Debian: apt-get install postgresql) to run this test")
+	testenv.Missing(t, "PostgreSQL", "install it (Debian: apt-get install postgresql)")
 }
 
 func TestEmbeddedDefaultKeepsDataAcrossRestarts(t *testing.T) {

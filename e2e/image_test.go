@@ -3,12 +3,12 @@ package e2e
 import (
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
 )
 
@@ -17,10 +17,7 @@ func requireDocker(t *testing.T) {
 	if err := exec.Command("docker", "info").Run(); err == nil {
 		return
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("docker is not available: the image test needs a running Docker engine")
-	}
-	t.Skip("docker is not available: start a Docker engine to run this test")
+	testenv.Missing(t, "Docker", "the image test needs a running Docker engine")
 }
 
 // TestImageServes builds the FROM-scratch image with scripts/build-image.sh (no base image is

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/krm-catalog/krm-catalog/internal/registrytest"
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // Interop with the real CLIs: oras reads what push writes and push's reader reads what oras
@@ -29,11 +30,7 @@ func tool(t testing.TB, name string) string {
 	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
-	msg := name + " not found in $KRM_CATALOG_TOOLS_BIN or PATH; build it with: export KRM_CATALOG_TOOLS_BIN=\"$(.ci/tools.sh)\""
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.Missing(t, name+" (in $KRM_CATALOG_TOOLS_BIN or PATH)", `build it with: export KRM_CATALOG_TOOLS_BIN="$(.ci/tools.sh)"`)
 	return ""
 }
 

@@ -22,15 +22,13 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/krm-catalog/krm-catalog/internal/fnexamples"
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // Missing skips the test outside CI and fails it with CI=true, saying how to get the part.
 func Missing(t testing.TB, what, howTo string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is missing and CI=true requires it: %s", what, howTo)
-	}
-	t.Skipf("%s is missing: %s", what, howTo)
+	testenv.Missing(t, what, howTo)
 }
 
 // Bins are the example functions built for this machine, and krm-catalog itself.

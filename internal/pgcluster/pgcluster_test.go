@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // tempDir returns a directory for a data directory. As root, the server
@@ -46,10 +48,7 @@ func requirePostgres(t *testing.T) {
 	if err == nil {
 		return
 	}
-	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-		t.Fatal(err)
-	}
-	t.Skip("PostgreSQL not found: install it (Debian: apt-get install postgresql) to run this test:", err)
+	testenv.Missing(t, "PostgreSQL", fmt.Sprintf("install it (Debian: apt-get install postgresql): %v", err))
 }
 
 // startT starts a cluster and stops it at the end of the test. Without

@@ -21,7 +21,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/krm-catalog/krm-catalog/internal/pgcluster"
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 const templateName = "storetest_template"
@@ -77,9 +77,7 @@ func NewDatabase(t testing.TB) string {
 	t.Helper()
 	c, err := setup()
 	if errors.Is(err, pgcluster.ErrNoBinaries) {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); !ci {
-			t.Skip("PostgreSQL not found: install it (Debian: apt-get install postgresql) to run this test, or set CI=true to make this a failure:", err)
-		}
+		testenv.Missing(t, "PostgreSQL", "install it (Debian: apt-get install postgresql)")
 	}
 	if err != nil {
 		t.Fatal("storetest:", err)
