@@ -161,6 +161,21 @@ type pageToken struct {
 	Query  string `json:"q"`
 }
 
+// pageOffset reads the query's page token: the offset it continues from, or ErrBadPageToken for a
+// token this store did not issue for this query.
+func (q SearchQuery) pageOffset() (int, error) {
+	data, err := base64.RawURLEncoding.DecodeString(q.PageToken)
+	var pt pageToken
+	if err != nil || json.Unmarshal(data, &pt) != nil || pt.Query != q.fingerprint() || pt.Offset < 0 || pt.Offset > maxOffset {
+		return 0, ErrBadPageToken
+	}
+	return pt.Offset, nil
+}
+
+// maxOffset bounds how deep a page token may page: far beyond any catalog, and small enough that a
+// forged token cannot ask PostgreSQL to skip billions of rows.
+const maxOffset = 1_000_000
+
 func (q SearchQuery) fingerprint() string {
 	return strings.Join([]string{q.Text, strings.Join(q.Tags, ","), q.Publisher, q.Runtime}, "\x00")
 }
@@ -174,12 +189,10 @@ func (s *Store) SearchFunctions(ctx context.Context, q SearchQuery) (SearchResul
 	limit = min(limit, MaxSearchLimit)
 	offset := 0
 	if q.PageToken != "" {
-		data, err := base64.RawURLEncoding.DecodeString(q.PageToken)
-		var pt pageToken
-		if err != nil || json.Unmarshal(data, &pt) != nil || pt.Query != q.fingerprint() || pt.Offset < 0 {
-			return SearchResult{}, fmt.Errorf("search functions: %w", ErrBadPageToken)
+		var err error
+		if offset, err = q.pageOffset(); err != nil {
+			return SearchResult{}, fmt.Errorf("search functions: %w", err)
 		}
-		offset = pt.Offset
 	}
 	tsq := prefixQuery(q.Text)
 	// The page and the facet counts are independent: they run at once on two connections, so a
