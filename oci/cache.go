@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -15,9 +16,9 @@ import (
 )
 
 // Cache is a local OCI image layout (oras-go content/oci) holding content pulled from registries,
-// keyed by digest. Content enters it only through Push, which checks the bytes against their
-// digest while they are written (oras-go ingests into a temporary file and renames it into place
-// only after the check), so what is in the cache has been verified once and is served as is.
+// keyed by digest. Content is written to a temporary file and renamed to its digest only after the
+// bytes were checked against it (manifests by oras-go's Store.Push, blobs by pendingBlob, fed by
+// streamVerified), so what is in the cache has been verified once and is served as is.
 //
 // Several processes may share a cache: blobs are written atomically by digest, and index.json,
 // which only records which manifests are present, is rewritten under a file lock.
@@ -95,13 +96,102 @@ func (c *Cache) readAll(ctx context.Context, d digest.Digest, limit int64) ([]by
 }
 
 // push stores r as desc. oras-go verifies size and digest while ingesting; content that does not
-// match is removed before it is ever visible under its digest.
+// match is removed before it is ever visible under its digest. Manifests go this way (oras-go
+// indexes them); blobs go through ingest.
 func (c *Cache) push(ctx context.Context, desc ocispec.Descriptor, r io.Reader) error {
 	err := c.store.Push(ctx, desc, r)
 	if errors.Is(err, errdef.ErrAlreadyExists) {
 		return nil
 	}
 	return err
+}
+
+// copyTo writes the cached bytes of desc to w and reports whether the cache had them. A cached
+// file of the wrong size is taken as absent, so that the blob is fetched (and replaced) again:
+// blobs are not synced to disk when they are written, and a crash can leave one cut short; its
+// content is trusted without hashing it again, its size is cheap to check.
+func (c *Cache) copyTo(desc ocispec.Descriptor, w io.Writer) (bool, error) {
+	f, err := os.Open(c.blobPath(desc.Digest))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("open cached %s: %w", desc.Digest, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || st.Size() != desc.Size {
+		return false, nil
+	}
+	// File to file, io.Copy uses copy_file_range: the kernel copies (or, on file systems that
+	// can, shares) the pages without a pass through user space.
+	if _, err := io.Copy(w, f); err != nil {
+		return false, fmt.Errorf("copy %s from cache: %w", desc.Digest, err)
+	}
+	return true, nil
+}
+
+// blobPath is where the OCI layout keeps the blob d. Callers have validated d, so the path stays
+// inside blobs/.
+func (c *Cache) blobPath(d digest.Digest) string {
+	return filepath.Join(c.dir, "blobs", d.Algorithm().String(), d.Encoded())
+}
+
+// pendingBlob is a blob on its way into the cache: a temporary file in the layout's ingest
+// directory (oras-go's, on the same file system as blobs/, so the rename is atomic), which gets
+// its name under blobs/ only by commit, after the bytes were checked against the digest.
+type pendingBlob struct {
+	f      *os.File
+	target string
+}
+
+// ingest starts writing the blob desc into the cache. desc.Digest must be valid.
+func (c *Cache) ingest(desc ocispec.Descriptor) (*pendingBlob, error) {
+	target := c.blobPath(desc.Digest)
+	for _, d := range []string{filepath.Join(c.dir, "ingest"), filepath.Dir(target)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("cache %s: %w", desc.Digest, err)
+		}
+	}
+	f, err := os.CreateTemp(filepath.Join(c.dir, "ingest"), desc.Digest.Encoded()+"_*")
+	if err != nil {
+		return nil, fmt.Errorf("cache %s: %w", desc.Digest, err)
+	}
+	preallocate(f, desc.Size)
+	return &pendingBlob{f: f, target: target}, nil
+}
+
+func (p *pendingBlob) Write(b []byte) (int, error) { return p.f.Write(b) }
+
+// commit names the blob. Call it only when the bytes written matched the digest.
+//
+// No fsync: a blob can be fetched again, and a cut-short one is caught by its size (copyTo);
+// syncing 50 MB would cost more than the whole pull. Blobs are read-only, as oras-go makes them.
+// Another process may have stored the same blob meanwhile; the rename replaces it with the same
+// bytes, atomically.
+func (p *pendingBlob) commit() error {
+	err := p.f.Chmod(0o444)
+	if cerr := p.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(p.f.Name(), p.target)
+	}
+	if err != nil {
+		os.Remove(p.f.Name())
+		if _, serr := os.Stat(p.target); serr == nil {
+			// Where a read-only file cannot be replaced (Windows), another process's copy
+			// stays; it was verified as this one was.
+			return nil
+		}
+		return fmt.Errorf("cache %s: %w", filepath.Base(p.target), err)
+	}
+	return nil
+}
+
+// discard removes what was written.
+func (p *pendingBlob) discard() {
+	p.f.Close()
+	os.Remove(p.f.Name())
 }
 
 // record adds manifests to index.json, so that the layout lists them for other OCI tools. It

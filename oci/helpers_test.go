@@ -2,6 +2,7 @@ package oci_test
 
 import (
 	"context"
+	"crypto/rand"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,6 +34,16 @@ type countingTransport struct{ n atomic.Int64 }
 func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// randomBytes returns n bytes that no other test pushes.
+func randomBytes(t *testing.T, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func writeFile(t *testing.T, name, content string) string {

@@ -118,11 +118,8 @@ func (c *Client) writeLayer(ctx context.Context, repo *remote.Repository, l ocis
 			os.Remove(tmp.Name())
 		}
 	}()
-	fs := &fileSink{f: tmp}
-	fromCache, err = c.copyBlob(ctx, repo, l, title, fs)
-	if werr := fs.wait(); err == nil {
-		err = werr
-	}
+	preallocate(tmp, l.Size)
+	fromCache, err = c.copyBlob(ctx, repo, l, title, tmp)
 	if err != nil {
 		return false, err
 	}

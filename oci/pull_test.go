@@ -1,6 +1,7 @@
 package oci_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -199,22 +200,40 @@ func TestTamperedContentIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A binary that streams through several buffers (streamVerified).
+	bin := filepath.Join(t.TempDir(), "fn")
+	if err := os.WriteFile(bin, randomBytes(t, 5<<20+123), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pushedExec, err := newClient(t).Push(ctx, reg.Host+"/tamper-exec:v1", oci.PushOptions{
+		Kind: oci.KindExec, Files: []oci.File{{Path: bin, Platform: platform(t, runtime.GOOS+"/"+runtime.GOARCH)}}, Created: fixedTime,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, part string
 		byDigest   bool
 		noCache    bool
+		exec       bool
 	}{
-		{"blob", "/blobs/", false, false},
-		{"blob without a cache", "/blobs/", false, true},
-		{"manifest by tag", "/manifests/", false, false},
-		{"manifest by digest", "/manifests/", true, false},
+		{"blob", "/blobs/", false, false, false},
+		{"blob without a cache", "/blobs/", false, true, false},
+		{"manifest by tag", "/manifests/", false, false, false},
+		{"manifest by digest", "/manifests/", true, false, false},
+		{"5 MB exec blob", "/blobs/", false, false, true},
+		{"5 MB exec blob without a cache", "/blobs/", false, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			repo, digest := "/tamper", pushed.Descriptor.Digest.String()
+			if tc.exec {
+				repo, digest = "/tamper-exec", pushedExec.Descriptor.Digest.String()
+			}
 			proxy := registrytest.Tamper(t, reg, tc.part)
-			ref := proxy + "/tamper:v1"
+			ref := proxy + repo + ":v1"
 			if tc.byDigest {
-				ref = proxy + "/tamper@" + pushed.Descriptor.Digest.String()
+				ref = proxy + repo + "@" + digest
 			}
 			c := newClient(t)
 			if tc.noCache {
@@ -234,18 +253,66 @@ func TestTamperedContentIsRefused(t *testing.T) {
 			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 				t.Errorf("a tampered pull left %v", entries)
 			}
-			// Nothing unverified is cached: the tampered bytes' digest is not in the cache, and the
-			// same pull without the proxy still fetches (and gets) the right content.
+			// Nothing unverified is cached: neither the tampered bytes' digest nor the expected one
+			// (which would name the tampered bytes) is in the cache, and no temporary file is left;
+			// the same pull without the proxy still fetches (and gets) the right content.
 			if c.Cache() != nil {
-				blobs, _ := filepath.Glob(filepath.Join(c.Cache().Dir(), "blobs", "sha256", dm.Received.Encoded()))
-				if len(blobs) != 0 {
-					t.Errorf("the tampered content %s entered the cache", dm.Received)
+				for _, d := range []string{dm.Received.Encoded(), dm.Expected.Encoded()} {
+					if blobs, _ := filepath.Glob(filepath.Join(c.Cache().Dir(), "blobs", "sha256", d)); len(blobs) != 0 {
+						t.Errorf("the cache holds %s after a tampered pull", d)
+					}
+				}
+				if left, _ := os.ReadDir(filepath.Join(c.Cache().Dir(), "ingest")); len(left) != 0 {
+					t.Errorf("the tampered pull left %d files in the cache's ingest directory", len(left))
 				}
 			}
-			if _, err := c.Pull(ctx, reg.Host+"/tamper@"+pushed.Descriptor.Digest.String(), oci.PullOptions{Dir: dir}); err != nil {
-				t.Errorf("pull from the honest registry after the tampered one: %v", err)
+			res, err := c.Pull(ctx, reg.Host+repo+"@"+digest, oci.PullOptions{Dir: dir})
+			if err != nil {
+				t.Fatalf("pull from the honest registry after the tampered one: %v", err)
+			}
+			if tc.exec {
+				got, _ := os.ReadFile(res.Files[0].Path)
+				want, _ := os.ReadFile(bin)
+				if !bytes.Equal(got, want) {
+					t.Error("the pulled binary differs from the pushed one")
+				}
 			}
 		})
+	}
+}
+
+// A cached blob cut short (a crash before the kernel wrote it out: blobs are not synced) is not
+// served: the pull fetches it again and repairs the cache.
+func TestShortCachedBlobIsFetchedAgain(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Distribution(t)
+	ctx := context.Background()
+	c := newClient(t)
+	d := pushExec(t, c, reg.Host+"/short:v1", runtime.GOOS+"/"+runtime.GOARCH).Descriptor.Digest
+	ref := reg.Host + "/short@" + d.String()
+	first, err := c.Pull(ctx, ref, oci.PullOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := filepath.Join(c.Cache().Dir(), "blobs", "sha256", strings.TrimPrefix(first.Files[0].Digest, "sha256:"))
+	if err := os.Chmod(blob, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(blob, first.Files[0].Size/2); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	second, err := c.Pull(ctx, ref, oci.PullOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Cached {
+		t.Error("the pull says it was served from a cut-short cache entry")
+	}
+	for _, p := range []string{blob, filepath.Join(dir, "fn")} {
+		if fi, err := os.Stat(p); err != nil || fi.Size() != first.Files[0].Size {
+			t.Errorf("%s: %v, size %v, want %d bytes", p, err, fi, first.Files[0].Size)
+		}
 	}
 }
 

@@ -118,32 +118,53 @@ func (c *Client) push(ctx context.Context, refStr string, opts PushOptions) (Pus
 	}
 	repo := c.repository(ref)
 	mediaType := opts.Kind.MediaType()
-	pushManifest := func(f File, p content.Pusher) (ocispec.Descriptor, error) {
-		layer, err := c.pushBlob(ctx, repo, f, mediaType)
-		if err != nil {
-			return ocispec.Descriptor{}, err
+	// Every manifest names the same empty config. It is pushed (when the registry lacks it) while
+	// the layers upload, rather than by oras.PackManifest after each of them: on a registry that
+	// lacks it, three requests fewer on the way, and on a remote one as many round trips.
+	configDone := make(chan error, 1)
+	go func() {
+		configDone <- pushIfMissing(ctx, repo, ocispec.DescriptorEmptyJSON, ocispec.DescriptorEmptyJSON.Data)
+	}()
+	files := opts.Files
+	if opts.Kind == KindExec {
+		files = sortedByPlatform(files)
+	}
+	// The layers go one after the other: the progress display draws one transfer at a time.
+	layers := make([]ocispec.Descriptor, len(files))
+	for i, f := range files {
+		if layers[i], err = c.pushBlob(ctx, repo, f, mediaType); err != nil {
+			break
 		}
+	}
+	if cerr := <-configDone; err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return PushResult{}, err
+	}
+	packManifest := func(i int, p taggingPusher) (ocispec.Descriptor, error) {
 		ann := copyMap(base)
 		ann[ocispec.AnnotationTitle] = title
 		if opts.Kind == KindExec {
-			ann[ocispec.AnnotationTitle] = f.title()
+			ann[ocispec.AnnotationTitle] = files[i].title()
 		}
+		p.configPresent = true
 		return oras.PackManifest(ctx, p, oras.PackManifestVersion1_1, mediaType, oras.PackManifestOptions{
-			Layers:              []ocispec.Descriptor{layer},
+			Layers:              []ocispec.Descriptor{layers[i]},
 			ManifestAnnotations: ann,
 		})
 	}
 	res := PushResult{Kind: opts.Kind}
 	if opts.Kind != KindExec {
-		res.Descriptor, err = pushManifest(opts.Files[0], taggingPusher{repo: repo, tag: ref.Tag})
+		res.Descriptor, err = packManifest(0, taggingPusher{repo: repo, tag: ref.Tag})
 		if err != nil {
 			return PushResult{}, err
 		}
 		res.Reference = ref.WithDigest(res.Descriptor.Digest)
 		return res, nil
 	}
-	for _, f := range sortedByPlatform(opts.Files) {
-		m, err := pushManifest(f, repo)
+	for i, f := range files {
+		m, err := packManifest(i, taggingPusher{repo: repo})
 		if err != nil {
 			return PushResult{}, err
 		}
@@ -224,6 +245,21 @@ func sortedByPlatform(files []File) []File {
 	return out
 }
 
+// pushIfMissing uploads a small blob unless the registry has it.
+func pushIfMissing(ctx context.Context, repo *remote.Repository, desc ocispec.Descriptor, data []byte) error {
+	exists, err := repo.Exists(ctx, desc)
+	if err != nil {
+		return registryErr(err)
+	}
+	if exists {
+		return nil
+	}
+	if err := repo.Push(ctx, desc, bytes.NewReader(data)); err != nil {
+		return fmt.Errorf("upload %s: %w", desc.Digest, err)
+	}
+	return nil
+}
+
 // pushBlob uploads one file as a layer, unless the registry has it already.
 func (c *Client) pushBlob(ctx context.Context, repo *remote.Repository, f File, mediaType string) (ocispec.Descriptor, error) {
 	var desc ocispec.Descriptor
@@ -290,6 +326,8 @@ func hashFile(path string) (digest.Digest, int64, error) {
 type taggingPusher struct {
 	repo *remote.Repository
 	tag  string
+	// configPresent: the empty config is known to be in the repository (push pushed it).
+	configPresent bool
 }
 
 func (p taggingPusher) Push(ctx context.Context, desc ocispec.Descriptor, r io.Reader) error {
@@ -299,8 +337,12 @@ func (p taggingPusher) Push(ctx context.Context, desc ocispec.Descriptor, r io.R
 	return p.repo.Push(ctx, desc, r)
 }
 
-// Exists and Fetch let oras.PackManifest skip blobs the registry already has.
+// Exists and Fetch let oras.PackManifest skip blobs the registry already has; it asks about the
+// empty config only when push has not made sure of it already.
 func (p taggingPusher) Exists(ctx context.Context, desc ocispec.Descriptor) (bool, error) {
+	if p.configPresent && desc.Digest == ocispec.DescriptorEmptyJSON.Digest {
+		return true, nil
+	}
 	return p.repo.Exists(ctx, desc)
 }
 

@@ -4,8 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -152,6 +156,73 @@ func TestPushRefusals(t *testing.T) {
 			_, err := c.Push(context.Background(), tc.ref, tc.opts)
 			if !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// requestLog records the requests a client makes, as "METHOD what", what being the kind of path:
+// blob, upload or manifest.
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (l *requestLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	what := "other"
+	switch p := r.URL.Path; {
+	case strings.Contains(p, "/blobs/uploads/"):
+		what = "upload"
+	case strings.Contains(p, "/blobs/"):
+		what = "blob"
+	case strings.Contains(p, "/manifests/"):
+		what = "manifest"
+	}
+	l.mu.Lock()
+	l.reqs = append(l.reqs, r.Method+" "+what)
+	l.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// take returns the requests made since the last call, sorted: some are made concurrently.
+func (l *requestLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.reqs
+	l.reqs = nil
+	slices.Sort(r)
+	return r
+}
+
+// A push asks about each blob once, the empty config included (it is shared by every manifest),
+// and uploads only what the registry lacks.
+func TestPushRequests(t *testing.T) {
+	t.Parallel()
+	repeat := func(s string, n int) []string { return slices.Repeat([]string{s}, n) }
+	for _, reg := range registrytest.Both(t) {
+		t.Run(reg.Name, func(t *testing.T) {
+			t.Parallel()
+			log := &requestLog{}
+			c := oci.NewClient(oci.Options{HTTPClient: &http.Client{Transport: log}})
+			opts := oci.PushOptions{Kind: oci.KindExec, Files: []oci.File{
+				{Path: writeFile(t, "fn", "arm64 binary"), Platform: platform(t, "linux/arm64")},
+				{Path: writeFile(t, "fn", "amd64 binary"), Platform: platform(t, "linux/amd64")},
+			}}
+			for _, step := range []struct {
+				name string
+				want []string
+			}{
+				// Config and two binaries: HEAD, POST, PUT each; two manifests and the index.
+				{"first push", slices.Concat(repeat("HEAD blob", 3), repeat("POST upload", 3), repeat("PUT manifest", 3), repeat("PUT upload", 3))},
+				// The registry has every blob: nothing is uploaded.
+				{"same content again", slices.Concat(repeat("HEAD blob", 3), repeat("PUT manifest", 3))},
+			} {
+				if _, err := c.Push(context.Background(), reg.Host+"/requests:v1", opts); err != nil {
+					t.Fatalf("%s: %v", step.name, err)
+				}
+				if diff := cmp.Diff(step.want, log.take()); diff != "" {
+					t.Errorf("%s: requests (-want +got):\n%s", step.name, diff)
+				}
 			}
 		})
 	}
