@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -97,5 +98,43 @@ func TestVersion(t *testing.T) {
 	code, stdout, _ := run(t, "", "version")
 	if code != 0 || !strings.HasPrefix(stdout, "krm-catalog ") {
 		t.Errorf("version: exit %d, output %q", code, stdout)
+	}
+}
+
+// TestValidateInvalidCorpus runs the command on every invalid document of the validation corpus:
+// each exits 1, and prints each of its expected errors as file:line:col with the JSON pointer.
+func TestValidateInvalidCorpus(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("../../catalog/testdata/invalid/*")
+	if err != nil || len(files) < 40 {
+		t.Fatalf("corpus: %d files, %v", len(files), err)
+	}
+	want := regexp.MustCompile(`(?m)^# want: (\d+) (\S+) `)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := run(t, "", "validate", f)
+			if code != ExitFindings {
+				t.Fatalf("exit %d, want %d; %s", code, ExitFindings, stderr)
+			}
+			for _, m := range want.FindAllStringSubmatch(string(data), -1) {
+				line, pointer := m[1], m[2]
+				prefix := f + ":" + line + ":"
+				found := false
+				for _, l := range strings.Split(stdout, "\n") {
+					if strings.HasPrefix(l, prefix) && strings.Contains(l, ": error: ") &&
+						(pointer == "-" || strings.HasSuffix(l, "(at "+pointer+")")) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no error line %s… (at %s) in:\n%s", prefix, pointer, stdout)
+				}
+			}
+		})
 	}
 }
