@@ -99,7 +99,8 @@ func (v *Validator) ValidateDocument(d *Document, opts Options) Findings {
 	return c.out
 }
 
-var knownKinds = strings.Join([]string{KindCatalog, KindDefinition, KindResourceList, KindComposition}, ", ")
+// knownKinds lists the kinds validate checks, for messages.
+const knownKinds = KindCatalog + ", " + KindDefinition + ", " + KindResourceList + ", " + KindComposition
 
 // checker collects the semantic findings of one document.
 type checker struct {

@@ -75,7 +75,10 @@ func toAnyMap(m map[string][]string) map[string]any {
 // maxSchemaDepth bounds recursion on hostile input; decoding already bounds nesting far below it.
 const maxSchemaDepth = 512
 
-var simpleTypes = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
+// simpleTypes are the JSON Schema type names, as draft 4's meta-schema lists them.
+func simpleTypes() []string {
+	return []string{"array", "boolean", "integer", "null", "number", "object", "string"}
+}
 
 func (c *openAPIChecker) fail(pointer, format string, args ...any) {
 	c.out = append(c.out, Violation{Pointer: pointer, Message: Subject(pointer) + ": " + fmt.Sprintf(format, args...)})
@@ -209,8 +212,8 @@ func (c *openAPIChecker) schema(v any, pointer string, depth int) {
 func (c *openAPIChecker) typeKeyword(v any, at string) {
 	check := func(t any, p string) {
 		name, _ := t.(string)
-		if !slices.Contains(simpleTypes, name) {
-			c.fail(p, "value must be one of %s", quoteAll(simpleTypes))
+		if types := simpleTypes(); !slices.Contains(types, name) {
+			c.fail(p, "value must be one of %s", quoteAll(types))
 		}
 	}
 	switch t := v.(type) {

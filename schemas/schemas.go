@@ -31,11 +31,19 @@ const (
 	Composition  Kind = "Composition"
 )
 
-var fileOf = map[Kind]string{
-	Definition:   "krm-function-definition.json",
-	Catalog:      "krm-function-catalog.json",
-	ResourceList: "resource-list.json",
-	Composition:  "composition.json",
+// fileOf names the embedded schema file of a kind, "" for a kind without one.
+func fileOf(kind Kind) string {
+	switch kind {
+	case Definition:
+		return "krm-function-definition.json"
+	case Catalog:
+		return "krm-function-catalog.json"
+	case ResourceList:
+		return "resource-list.json"
+	case Composition:
+		return "composition.json"
+	}
+	return ""
 }
 
 // Kinds lists every kind with a schema, in a stable order.
@@ -62,7 +70,8 @@ func New() (*Set, error) {
 	s := &Set{compiled: map[Kind]*jsonschema.Schema{}, raw: map[string]any{}}
 	c := jsonschema.NewCompiler()
 	c.LoadURL = refuseLoad
-	for _, name := range fileOf {
+	for _, kind := range Kinds() {
+		name := fileOf(kind)
 		data, err := files.ReadFile(name)
 		if err != nil {
 			return nil, fmt.Errorf("read schema %s: %w", name, err)
@@ -77,7 +86,8 @@ func New() (*Set, error) {
 			return nil, fmt.Errorf("add schema %s: %w", name, err)
 		}
 	}
-	for kind, name := range fileOf {
+	for _, kind := range Kinds() {
+		name := fileOf(kind)
 		sch, err := c.Compile(IDOf(kind))
 		if err != nil {
 			return nil, fmt.Errorf("compile schema %s: %w", name, err)
@@ -93,13 +103,13 @@ func IDOf(kind Kind) string {
 	if kind == ResourceList {
 		base = "https://krm-catalog.invalid/schemas/v1/"
 	}
-	return base + fileOf[kind]
+	return base + fileOf(kind)
 }
 
 // Source returns the JSON text of a kind's schema, for publishing it.
 func Source(kind Kind) ([]byte, error) {
-	name, ok := fileOf[kind]
-	if !ok {
+	name := fileOf(kind)
+	if name == "" {
 		return nil, fmt.Errorf("no schema for kind %q", kind)
 	}
 	return files.ReadFile(name)
