@@ -44,8 +44,8 @@ or the command was used wrongly.`,
   krm-catalog verify --format results oci://registry.example.com/catalogs/platform:v1.4.0`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(gate.Formats, format) {
-				return usageErr(fmt.Errorf("--format must be one of %s, not %q", strings.Join(gate.Formats, ", "), format))
+			if !slices.Contains(gate.Formats(), format) {
+				return usageErr(fmt.Errorf("--format must be one of %s, not %q", strings.Join(gate.Formats(), ", "), format))
 			}
 			pubs, err := loadKeys(keys)
 			if err != nil {

@@ -407,7 +407,7 @@ func TestReportFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, format := range gate.Formats {
+	for _, format := range gate.Formats() {
 		t.Run(format, func(t *testing.T) {
 			var out bytes.Buffer
 			if err := rep.Write(&out, format); err != nil {

@@ -15,7 +15,7 @@ import (
 )
 
 // Formats Write accepts.
-var Formats = []string{"text", "json", "junit", "results"}
+func Formats() []string { return []string{"text", "json", "junit", "results"} }
 
 // Write renders the report in format: text (one line per finding, as validate), json, junit (for
 // CI test reports) or results (a ResourceList whose results follow the KRM Functions
@@ -31,7 +31,7 @@ func (r Report) Write(w io.Writer, format string) error {
 	case "results":
 		return r.writeResults(w)
 	}
-	return fmt.Errorf("unknown format %q: expected one of %s", format, strings.Join(Formats, ", "))
+	return fmt.Errorf("unknown format %q: expected one of %s", format, strings.Join(Formats(), ", "))
 }
 
 // Summary counts the findings and checks.
