@@ -29,6 +29,8 @@ func TestImageServes(t *testing.T) {
 	if out, err := exec.Command("../scripts/build-image.sh", tag).CombinedOutput(); err != nil {
 		t.Fatalf("build the image: %v\n%s", err, out)
 	}
+	// the image is rebuilt on every run; leave no copies behind
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", tag).Run() })
 	db := storetest.NewDatabase(t)
 	if !strings.Contains(db, "@127.0.0.1:") {
 		t.Fatalf("the test database %s is not on 127.0.0.1", db)
