@@ -1,12 +1,19 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/sign"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -129,4 +136,44 @@ func TestContentCache(t *testing.T) {
 			t.Error("the least recently used entries should go first")
 		}
 	})
+}
+
+// fakeRegistry answers signature statuses from a table and counts the questions.
+type fakeRegistry struct {
+	Registry
+	mu       sync.Mutex
+	statuses map[string]oci.SignatureStatus
+	asked    []string
+}
+
+func (f *fakeRegistry) SignatureStatus(_ context.Context, ref string, _ []sign.PublicKey) (oci.SignatureStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, ref)
+	return f.statuses[ref], nil
+}
+
+// fakeKeys has no keys and records nothing.
+type fakeKeys struct{ KeyStore }
+
+func (fakeKeys) SignatureChecks(context.Context, string, []string, time.Duration) (map[string]store.SignatureCheck, error) {
+	return nil, nil
+}
+func (fakeKeys) SaveSignatureCheck(context.Context, string, store.SignatureCheck) error { return nil }
+func (fakeKeys) ListKeys(context.Context, string) ([]store.Key, error)                  { return nil, nil }
+
+func TestSignatureStatusesAskOncePerSubject(t *testing.T) {
+	t.Parallel()
+	// one subject is a substring of the other: both must be asked about, each once
+	long, short := "registry.example.com/fn/a@sha256:00", "example.com/fn/a@sha256:00"
+	reg := &fakeRegistry{statuses: map[string]oci.SignatureStatus{long: oci.StatusSigned, short: oci.StatusVerified}}
+	sigs := NewSignatures(reg, fakeKeys{}, nil)
+	got := sigs.statuses(context.Background(), "example.com", []string{long, short, long, short})
+	want := map[string]string{long: "signed", short: "verified"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	if len(reg.asked) != 2 {
+		t.Errorf("the registry was asked %d times (%v), want once per subject", len(reg.asked), reg.asked)
+	}
 }

@@ -69,10 +69,12 @@ func (c *Signatures) statuses(ctx context.Context, publisher string, subjects []
 		return out
 	}
 	var missing []string
+	seen := make(map[string]bool, len(subjects))
 	for _, s := range subjects {
 		if r, ok := recorded[s]; ok {
 			out[s] = r.Status
-		} else if !strings.Contains(strings.Join(missing, "\n"), s) {
+		} else if !seen[s] {
+			seen[s] = true
 			missing = append(missing, s)
 		}
 	}
