@@ -17,7 +17,8 @@ const versionLabel = "app.kubernetes.io/version"
 
 func newPublishCmd() *cobra.Command {
 	var (
-		serverURL, token, version, format string
+		serverURL, token, version string
+		format                    *outputFormat
 	)
 	cmd := &cobra.Command{
 		Use:   "publish --server URL [--token T] [--version V] FILE",
@@ -32,6 +33,9 @@ byte for byte.`,
 		Example: `  krm-catalog publish --server http://127.0.0.1:8080 --version 1.0.0 examples/catalog.yaml`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(cmd); err != nil {
+				return err
+			}
 			if token == "" {
 				token = os.Getenv("KRM_CATALOG_TOKEN")
 			}
@@ -85,7 +89,7 @@ byte for byte.`,
 			if err != nil {
 				return &exitError{code: ExitUsage, err: fmt.Errorf("publish %s: %w", args[0], err)}
 			}
-			if format == "json" {
+			if format.is("json") {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(res)
@@ -108,6 +112,6 @@ byte for byte.`,
 	cmd.Flags().StringVar(&serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
 	cmd.Flags().StringVar(&token, "token", "", "API token (default $KRM_CATALOG_TOKEN)")
 	cmd.Flags().StringVar(&version, "version", "", "catalog version (default: the app.kubernetes.io/version label)")
-	cmd.Flags().StringVarP(&format, "format", "o", "text", "output format: text or json")
+	format = addFormatFlag(cmd, true, "text", "json")
 	return cmd
 }

@@ -37,7 +37,7 @@ With SOURCE_DATE_EPOCH set, created comes from it and the digest is reproducible
       --platform linux/amd64=dist/linux-amd64/set-ns --platform darwin/arm64=dist/darwin-arm64/set-ns`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.checkFormat(); err != nil {
+			if err := rf.format.check(cmd); err != nil {
 				return err
 			}
 			ref, err := oci.ParseReference(args[0])
@@ -164,7 +164,7 @@ func checkDocument(cmd *cobra.Command, opts *oci.PushOptions, file string, data 
 
 // printPushed prints the digest of what was pushed, or with --format json a description of it.
 func printPushed(cmd *cobra.Command, rf registryFlags, res oci.PushResult) error {
-	if rf.format == "json" {
+	if rf.format.is("json") {
 		return writeJSON(cmd.OutOrStdout(), pushOutput(res))
 	}
 	_, err := fmt.Fprintln(cmd.OutOrStdout(), res.Descriptor.Digest)
