@@ -258,7 +258,7 @@ func TestRejections(t *testing.T) {
 		{"unknown token", url, store.TokenPrefix + "nope", cat, http.StatusUnauthorized, "bearer token"},
 		{"another publisher's functions", s.url + "/api/v1/catalogs/example-functions/versions/2.0.0", other, cat, http.StatusForbidden, `acts for publisher \"other.example\"`},
 		{"other bytes for a published version", url, tok, changed, http.StatusConflict, "already published with other content"},
-		{"body above the limit", s.url + "/api/v1/catalogs/example-functions/versions/3.0.0", tok, big, http.StatusRequestEntityTooLarge, "larger than the limit of 1 MiB"},
+		{"body above the limit", s.url + "/api/v1/catalogs/example-functions/versions/3.0.0", tok, big, http.StatusRequestEntityTooLarge, "larger than the limit of 1.0 MiB"},
 		{"invalid document", s.url + "/api/v1/catalogs/example-functions/versions/4.0.0", tok, invalid, http.StatusUnprocessableEntity, `missing required field \"krmFunctions\"`},
 		{"name differs from metadata.name", s.url + "/api/v1/catalogs/renamed/versions/1.0.0", tok, cat, http.StatusUnprocessableEntity, "metadata.name"},
 		{"malformed version", s.url + "/api/v1/catalogs/example-functions/versions/..", tok, cat, http.StatusBadRequest, "version"},

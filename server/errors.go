@@ -1,9 +1,10 @@
 package server
 
 import (
+	"github.com/dustin/go-humanize"
+
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -68,7 +69,7 @@ func statusOf(err error) (int, string, []errorDetail) {
 	case errors.As(err, &bad):
 		return http.StatusBadRequest, bad.message, nil
 	case errors.As(err, &tooLarge):
-		return http.StatusRequestEntityTooLarge, "request body is larger than the limit of " + humanSize(tooLarge.Limit), nil
+		return http.StatusRequestEntityTooLarge, "request body is larger than the limit of " + humanize.IBytes(uint64(tooLarge.Limit)), nil
 	case errors.Is(err, store.ErrBadPageToken):
 		return http.StatusBadRequest, err.Error(), nil
 	case errors.Is(err, store.ErrUnauthorized):
@@ -111,14 +112,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // the status is sent; a failed write means the client left
-}
-
-func humanSize(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
