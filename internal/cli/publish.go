@@ -50,22 +50,20 @@ byte for byte.`,
 			if err != nil {
 				return err
 			}
-			docs, findings := v.Validate(args[0], data, catalog.Options{})
+			doc, findings, err := v.ReadPublishable(args[0], data)
 			if findings.HasErrors() {
 				_ = catalog.WriteText(cmd.ErrOrStderr(), findings)
 				return &exitError{code: ExitFindings, err: errors.New("not published: the file has errors")}
 			}
-			if len(docs) != 1 {
-				return &exitError{code: ExitUsage, err: fmt.Errorf("%s holds %d documents; publish one catalog or definition per file", args[0], len(docs))}
+			if err != nil {
+				return usageErr(fmt.Errorf("publish takes one catalog or definition per file: %w", err))
 			}
 			client, err := apiclient.New(serverURL, token, nil)
 			if err != nil {
 				return &exitError{code: ExitUsage, err: err}
 			}
 			var res apiclient.Published
-			switch doc := docs[0]; doc.Kind {
-			case catalog.KindCatalog, catalog.KindCatalogShort:
-				cat, _ := catalog.DecodeCatalog(doc)
+			if cat := doc.Catalog; cat != nil {
 				if version == "" {
 					version = cat.Labels[versionLabel]
 				}
@@ -73,11 +71,9 @@ byte for byte.`,
 					return &exitError{code: ExitUsage, err: fmt.Errorf("no version: pass --version or set the %s label", versionLabel)}
 				}
 				res, err = client.PublishCatalog(cmd.Context(), cat.Name, version, data)
-			case catalog.KindDefinition:
-				def, _ := catalog.DecodeDefinition(doc)
+			} else {
+				def := doc.Definition
 				res, err = client.PublishDefinition(cmd.Context(), def.Function.Group, def.Function.Kind, data)
-			default:
-				return &exitError{code: ExitUsage, err: fmt.Errorf("%s is a %s; publish takes a %s or a %s", args[0], doc.Kind, catalog.KindCatalog, catalog.KindDefinition)}
 			}
 			var apiErr *apiclient.Error
 			if errors.As(err, &apiErr) {

@@ -128,36 +128,24 @@ func checkDocument(cmd *cobra.Command, opts *oci.PushOptions, file string, data 
 	if err != nil {
 		return usageErr(err)
 	}
-	docs, findings := v.Validate(file, data, catalog.Options{})
+	doc, findings, err := v.ReadPublishable(file, data)
 	if findings.HasErrors() {
 		catalog.WriteText(cmd.ErrOrStderr(), findings)
 		return &exitError{code: ExitFindings, err: fmt.Errorf("%s does not validate; not pushed", file)}
 	}
-	if len(docs) != 1 {
-		return usageErr(fmt.Errorf("%s holds %d documents; an artifact holds one catalog or definition", file, len(docs)))
+	if err != nil {
+		return usageErr(fmt.Errorf("push takes a catalog or definition, or a file with --type starlark|exec: %w", err))
 	}
-	var k oci.Kind
-	title := ""
-	switch d := docs[0]; d.Kind {
-	case catalog.KindCatalog, catalog.KindCatalogShort:
+	k := oci.KindDefinition
+	if doc.Catalog != nil {
 		k = oci.KindCatalog
-		if c, err := catalog.DecodeCatalog(d); err == nil {
-			title = c.Name
-		}
-	case catalog.KindDefinition:
-		k = oci.KindDefinition
-		if def, err := catalog.DecodeDefinition(d); err == nil {
-			title = def.Function.ID()
-		}
-	default:
-		return usageErr(fmt.Errorf("%s is a %s: push takes a %s or %s, or a file with --type starlark|exec", file, d.Kind, catalog.KindCatalog, catalog.KindDefinition))
 	}
 	if opts.Kind != "" && opts.Kind != k {
 		return usageErr(fmt.Errorf("--type %s, but %s is a %s", opts.Kind, file, k))
 	}
 	opts.Kind = k
 	if opts.Title == "" {
-		opts.Title = title
+		opts.Title = doc.Name()
 	}
 	return nil
 }
