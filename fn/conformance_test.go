@@ -158,7 +158,7 @@ func checkRejectedResults(t *testing.T, file string, errLines []string) {
 	}
 	for _, it := range doc.Items {
 		for _, r := range it.Results {
-			if (r.Severity == "error" || r.Severity == "") && it.ExitCode != 0 && (len(errLines) == 0 || strings.Contains(r.Message, errLines[0])) {
+			if (r.Severity == "error" || r.Severity == "") && it.ExitCode != 0 && (len(errLines) == 0 || strings.Contains(r.Message, strings.TrimPrefix(errLines[0], "[error]: "))) {
 				return
 			}
 		}
