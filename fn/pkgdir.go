@@ -115,11 +115,12 @@ func decodeFile(rel string, data []byte) ([]*yaml.RNode, bool, error) {
 			return nil, false, nil
 		}
 		idx := strconv.Itoa(i)
-		for k, v := range map[string]string{
-			kioutil.PathAnnotation: rel, kioutil.LegacyPathAnnotation: rel,
-			kioutil.IndexAnnotation: idx, kioutil.LegacyIndexAnnotation: idx,
+		// in a fixed order: --dry-run prints them
+		for _, kv := range [][2]string{
+			{kioutil.PathAnnotation, rel}, {kioutil.LegacyPathAnnotation, rel},
+			{kioutil.IndexAnnotation, idx}, {kioutil.LegacyIndexAnnotation, idx},
 		} {
-			if err := setAnnotation(item, k, v); err != nil {
+			if err := setAnnotation(item, kv[0], kv[1]); err != nil {
 				return nil, false, fmt.Errorf("%s: %w", rel, err)
 			}
 		}
