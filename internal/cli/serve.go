@@ -33,6 +33,7 @@ func newServeCmd(streams IO) *cobra.Command {
 		logLevel  string
 		registry  string
 		plainHTTP bool
+		deadlines server.Deadlines
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -52,7 +53,7 @@ the cluster.`,
 			if err != nil {
 				return &exitError{code: ExitUsage, err: err}
 			}
-			return serve(cmd.Context(), logger, db, addr, maxBody, cacheSize, reg, registry)
+			return serve(cmd.Context(), logger, db, addr, maxBody, cacheSize, reg, registry, deadlines)
 		},
 	}
 	db.register(cmd)
@@ -62,6 +63,10 @@ the cluster.`,
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	cmd.Flags().StringVar(&logLevel, "log-level", envOr("KRM_CATALOG_LOG_LEVEL", "info"), "log level: debug (a line per request), info, warn or error (default $KRM_CATALOG_LOG_LEVEL, else info)")
 	cmd.Flags().StringVar(&registry, "registry", "", "push every published catalog version to PREFIX/catalogs/NAME:VERSION and report signatures (e.g. registry.example.com/krm)")
+	def := server.DefaultDeadlines()
+	cmd.Flags().DurationVar(&deadlines.Read, "read-timeout", def.Read, "deadline of a GET: past it, a request waiting on the database answers 503")
+	cmd.Flags().DurationVar(&deadlines.Write, "publish-timeout", def.Write, "deadline of a publish, its registry push included")
+	cmd.Flags().DurationVar(&deadlines.Validate, "validate-timeout", def.Validate, "deadline of POST /api/v1/validate")
 	cmd.Flags().BoolVar(&plainHTTP, "registry-plain-http", false, "talk plain HTTP to the registry (automatic for localhost and 127.0.0.1)")
 	return cmd
 }
@@ -114,7 +119,7 @@ func envOr(name, def string) string {
 	return def
 }
 
-func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, maxBody, cacheSize int64, registry server.Registry, registryPrefix string) error {
+func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, deadlines server.Deadlines) error {
 	// Listen first: a taken port should fail before a database is started for nothing.
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -151,7 +156,7 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 		return err
 	}
 	srv, err := server.New(server.Config{Store: st, Validator: validator, Logger: logger, Registry: reg, MaxBodyBytes: maxBody, Cache: cache, Mount: site.Mount,
-		OCI: registry, OCIPrefix: registryPrefix, Signatures: signatures})
+		OCI: registry, OCIPrefix: registryPrefix, Signatures: signatures, Deadlines: deadlines})
 	if err != nil {
 		return err
 	}
