@@ -126,6 +126,11 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 		if status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="krm-catalog"`)
 		}
+		if status == http.StatusTooManyRequests && r.ContentLength != 0 {
+			// do not read a refused body to keep the connection: a flood of large posts would
+			// cost as much to refuse as to serve
+			w.Header().Set("Connection", "close")
+		}
 		if d := retryAfter(status, err); d > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(int(max(1, (d+time.Second-1)/time.Second))))
 		}

@@ -19,6 +19,10 @@ type Limit struct {
 	// Rate is the requests per second one client may make, in bursts of Burst.
 	Rate  float64
 	Burst int
+	// MaxWait is how long a request over a limit may wait for its turn before it is refused.
+	// Waiting, rather than refusing at once, also slows a client that ignores Retry-After and
+	// would otherwise send its next large body straight away.
+	MaxWait time.Duration
 }
 
 // Limits are the bounds of the service's classes of work. DefaultLimits are generous enough for
@@ -30,12 +34,13 @@ type Limits struct {
 }
 
 // DefaultLimits returns the defaults: validation is CPU and memory bound (a 4 MiB document takes
-// about 100 MiB to check), so two at a time per core; search is bound by database connections.
+// seconds of a core and about 100 MiB), so at most half the cores validate and the rest keep
+// serving reads; search is bound by database connections.
 func DefaultLimits(cores int) Limits {
 	return Limits{
-		Validate: Limit{Concurrent: 2 * max(1, cores), Rate: 5, Burst: 10},
-		Search:   Limit{Concurrent: 32, Rate: 200, Burst: 400},
-		Publish:  Limit{Concurrent: 8, Rate: 2, Burst: 20},
+		Validate: Limit{Concurrent: max(1, cores/2), Rate: 5, Burst: 10, MaxWait: time.Second},
+		Search:   Limit{Concurrent: 32, Rate: 200, Burst: 400, MaxWait: 250 * time.Millisecond},
+		Publish:  Limit{Concurrent: 8, Rate: 2, Burst: 20, MaxWait: time.Second},
 	}
 }
 
@@ -52,10 +57,11 @@ type limiter struct {
 	class   string
 	slots   chan struct{} // nil: no concurrency bound
 	buckets *buckets      // nil: no rate bound
+	maxWait time.Duration
 }
 
 func newLimiter(class string, l Limit) *limiter {
-	lim := &limiter{class: class}
+	lim := &limiter{class: class, maxWait: l.MaxWait}
 	if l.Concurrent > 0 {
 		lim.slots = make(chan struct{}, l.Concurrent)
 	}
@@ -65,22 +71,59 @@ func newLimiter(class string, l Limit) *limiter {
 	return lim
 }
 
-// admit takes a slot for client's request, or says when to come back. The caller calls the
-// returned release when the work is done.
-func (l *limiter) admit(client string) (release func(), err error) {
+// admit takes a slot for client's request, waiting up to the limit's MaxWait (or until ctx ends)
+// for its turn, or says when to come back. The caller calls the returned release when the work is
+// done.
+func (l *limiter) admit(ctx context.Context, client string) (release func(), err error) {
 	if l.buckets != nil {
-		if wait := l.buckets.take(client, time.Now()); wait > 0 {
-			return nil, &tooManyRequests{message: fmt.Sprintf("too many %s requests from %s; slow down", l.class, client), retryAfter: wait}
+		wait, ok := l.buckets.reserve(client, time.Now(), l.maxWait)
+		if !ok {
+			// refuse no faster than a waiting request would be served: a client that retries at
+			// once, with a large body, is held back here rather than spinning
+			if err := sleep(ctx, l.maxWait); err != nil {
+				return nil, err
+			}
+			return nil, &tooManyRequests{message: fmt.Sprintf("too many %s requests from %s; slow down", l.class, client), retryAfter: max(time.Second, wait-l.maxWait)}
+		}
+		if wait > 0 {
+			if err := sleep(ctx, wait); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if l.slots == nil {
 		return func() {}, nil
 	}
+	release = func() { <-l.slots }
 	select {
 	case l.slots <- struct{}{}:
-		return func() { <-l.slots }, nil
+		return release, nil
 	default:
-		return nil, &tooManyRequests{message: fmt.Sprintf("the service is busy with %s requests; try again shortly", l.class), retryAfter: time.Second}
+	}
+	busy := &tooManyRequests{message: fmt.Sprintf("the service is busy with %s requests; try again shortly", l.class), retryAfter: time.Second}
+	if l.maxWait <= 0 {
+		return nil, busy
+	}
+	t := time.NewTimer(l.maxWait)
+	defer t.Stop()
+	select {
+	case l.slots <- struct{}{}:
+		return release, nil
+	case <-t.C:
+		return nil, busy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -97,7 +140,7 @@ func clientIP(r *http.Request) string {
 // limit wraps a handler in a limiter keyed by client IP, taken before the body is read.
 func (s *Server) limit(l *limiter, h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		release, err := l.admit(clientIP(r))
+		release, err := l.admit(r.Context(), clientIP(r))
 		if err != nil {
 			return err
 		}
@@ -109,7 +152,7 @@ func (s *Server) limit(l *limiter, h handlerFunc) handlerFunc {
 // limitPublisher wraps a handler in a limiter keyed by the publisher the token acts for.
 func (s *Server) limitPublisher(l *limiter, h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		release, err := l.admit("publisher " + strconv.Quote(publisherOf(r.Context())))
+		release, err := l.admit(r.Context(), "publisher "+strconv.Quote(publisherOf(r.Context())))
 		if err != nil {
 			return err
 		}
@@ -168,8 +211,10 @@ func newBuckets(rate float64, burst int) *buckets {
 	return &buckets{rate: rate, burst: float64(burst), m: map[string]*bucket{}}
 }
 
-// take spends a token of client's bucket at now, or returns how long until one is there.
-func (b *buckets) take(client string, now time.Time) time.Duration {
+// reserve spends a token of client's bucket at now. When the bucket is empty but a token comes
+// within maxWait, it is spent in advance (the bucket goes below zero) and reserve returns how long
+// to wait for it; otherwise ok is false and wait says how long until one is there.
+func (b *buckets) reserve(client string, now time.Time, maxWait time.Duration) (wait time.Duration, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if now.Sub(b.sweep) > time.Minute {
@@ -180,17 +225,22 @@ func (b *buckets) take(client string, now time.Time) time.Duration {
 			}
 		}
 	}
-	bk, ok := b.m[client]
-	if !ok {
+	bk, found := b.m[client]
+	if !found {
 		bk = &bucket{tokens: b.burst, at: now}
 		b.m[client] = bk
 	}
 	bk.tokens, bk.at = bk.level(now, b.rate, b.burst), now
 	if bk.tokens >= 1 {
 		bk.tokens--
-		return 0
+		return 0, true
 	}
-	return time.Duration(math.Ceil((1 - bk.tokens) / b.rate * float64(time.Second)))
+	wait = time.Duration(math.Ceil((1 - bk.tokens) / b.rate * float64(time.Second)))
+	if wait <= maxWait {
+		bk.tokens--
+		return wait, true
+	}
+	return wait, false
 }
 
 func (bk *bucket) level(now time.Time, rate, burst float64) float64 {
