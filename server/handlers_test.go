@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 	"github.com/krm-catalog/krm-catalog/store"
@@ -42,7 +42,7 @@ type testServer struct {
 	store *fakeStore
 	cache *ContentCache
 	reg   *prometheus.Registry
-	logs  *bytes.Buffer
+	logs  *testenv.SyncBuffer
 }
 
 func newTestServer(t testing.TB, edit func(*Config)) *testServer {
@@ -57,10 +57,10 @@ func newTestServer(t testing.TB, edit func(*Config)) *testServer {
 		Entries: []store.FunctionVersion{{Group: "fn.example.com", Kind: "SetNamespace", Version: "v1", Publisher: "example.com",
 			Spec: map[string]any{"runtime": map[string]any{"container": map[string]any{"image": "registry.example.com/set-namespace@sha256:00"}}}}},
 	}}
-	logs := &bytes.Buffer{}
+	logs := &testenv.SyncBuffer{}
 	ts := &testServer{store: f, cache: NewContentCache(1 << 20), reg: prometheus.NewRegistry(), logs: logs}
 	cfg := Config{Store: f, Validator: v, Registry: ts.reg, Cache: ts.cache, MaxBodyBytes: 1 << 20,
-		Logger: slog.New(slog.NewTextHandler(&syncWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -70,17 +70,6 @@ func newTestServer(t testing.TB, edit func(*Config)) *testServer {
 	}
 	ts.Server = s
 	return ts
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 type call struct {
@@ -553,12 +542,12 @@ func TestCacheListen(t *testing.T) {
 	sub := &fakeSubscriber{changes: []store.Change{{Resync: true}}}
 	// after the resync, a latest entry is cached, then invalidated by a change
 	sub.changes = append(sub.changes, store.Change{Subject: "catalog:c"})
-	var logs bytes.Buffer
+	var logs testenv.SyncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		c.Listen(ctx, sub, slog.New(slog.NewTextHandler(&syncWriter{w: &logs}, nil)))
+		c.Listen(ctx, sub, slog.New(slog.NewTextHandler(&logs, nil)))
 	}()
 	for {
 		sub.mu.Lock()

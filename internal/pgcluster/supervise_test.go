@@ -3,36 +3,19 @@
 package pgcluster
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestSuperviseRestartsKilledServer kills the postmaster with SIGKILL, twice, and checks that the
 // supervisor starts it again (crash recovery keeps committed data), logging each death once; and
@@ -40,7 +23,7 @@ func (l *lockedBuffer) String() string {
 func TestSuperviseRestartsKilledServer(t *testing.T) {
 	t.Parallel()
 	requirePostgres(t)
-	var logs lockedBuffer
+	var logs testenv.SyncBuffer
 	c := startT(t, Options{DataDir: filepath.Join(tempDir(t), "data"), Supervise: true, SocketOnly: true,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	url := c.URL("postgres")
