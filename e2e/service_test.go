@@ -53,7 +53,7 @@ func startService(tb testing.TB, databaseURL string) *service {
 		tb.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(server.NewPoolCollector(st.Pool()))
+	reg.MustRegister(server.NewPoolCollector(st))
 	cache := server.NewContentCache(64 << 20)
 	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: reg, Cache: cache, Logger: logger,
 		MaxBodyBytes: 1 << 20, Mount: site.Mount})
@@ -63,7 +63,7 @@ func startService(tb testing.TB, databaseURL string) *service {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		cache.Listen(ctx, st.Pool(), slogDiscard())
+		cache.Listen(ctx, st, slogDiscard())
 	}()
 	hs := httptest.NewServer(srv)
 	tb.Cleanup(func() {
