@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/filters/patchstrategicmerge"
@@ -60,15 +59,7 @@ func name(n *yaml.RNode) string {
 	if nm := n.GetName(); nm != "" {
 		return nm
 	}
-	return kebab(n.GetKind())
-}
-
-var camelBoundary = regexp.MustCompile(`([a-z0-9])([A-Z])|([A-Z])([A-Z][a-z])`)
-
-// kebab turns a kind into its default name: JavaApplication -> java-application.
-func kebab(kind string) string {
-	s := camelBoundary.ReplaceAllString(kind, "${1}${3}-${2}${4}")
-	return strings.ToLower(s)
+	return catalog.KebabName(n.GetKind())
 }
 
 // Consolidated is a Composition with its imports resolved: the transformers in the order they run,

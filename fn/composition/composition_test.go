@@ -189,15 +189,6 @@ func TestOverrideDeletes(t *testing.T) {
 	}
 }
 
-func TestKebab(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{"JavaApplication": "java-application", "PrefixSuffixTransformer": "prefix-suffix-transformer", "HTTPRoute": "http-route", "A": "a", "SetIAMPolicy2": "set-iam-policy2"} {
-		if got := kebab(in); got != want {
-			t.Errorf("kebab(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestRunBuiltinsAndFunctions(t *testing.T) {
 	t.Parallel()
 	dir := fntest.Tree(t, map[string]string{
