@@ -81,6 +81,7 @@ var functions = map[string]func(*fn.ResourceList) error{
 	"set-namespace":   setNamespace,
 	"set-labels":      setLabels,
 	"set-annotations": setAnnotations,
+	"no-op":           func(*fn.ResourceList) error { return nil },
 }
 
 // clusterScoped are the kinds set-namespace leaves without a namespace.
