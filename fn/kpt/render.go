@@ -37,6 +37,8 @@ type Result struct {
 	Items []*yaml.RNode
 	// Runs are the results of every step that ran, in the order they ran.
 	Runs []fn.FunctionResults
+	// Packages counts the packages rendered: the root and its subpackages.
+	Packages int
 }
 
 // node is one package of the tree: the root or a subpackage (a directory with its own Kptfile).
@@ -73,7 +75,7 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		}
 		items = append(items, kfItems...)
 	}
-	res := &Result{Package: pkg}
+	res := &Result{Package: pkg, Packages: len(all)}
 	if invalid, err := prepare(ctx, o, all, items); err != nil {
 		res.Runs = invalid
 		return res, err

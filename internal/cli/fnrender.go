@@ -75,6 +75,7 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 		fmt.Fprintf(stderr, "krm-catalog: %s: skipped, not a Kubernetes resource\n", s)
 	}
 	if output == "stdout" || dryRun {
+		fmt.Fprintf(stderr, "Successfully executed %d function(s) in %d package(s)\n", len(res.Runs), res.Packages)
 		data, err := (&fn.ResourceList{Items: res.Items}).Encode(fn.YAML)
 		if err != nil {
 			return err
@@ -87,8 +88,9 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 		return err
 	}
 	reportChanges(stderr, changes)
-	fmt.Fprintf(stderr, "rendered %s: %d step(s) ran, %d file(s) changed\n", dir, len(res.Runs), len(changes))
-	return nil
+	// kpt's summary, on stdout as kpt prints it, for scripts that read it
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "Successfully executed %d function(s) in %d package(s)\n", len(res.Runs), res.Packages)
+	return err
 }
 
 // reportChanges says on stderr which files a write changed.
