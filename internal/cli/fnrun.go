@@ -21,7 +21,7 @@ func newFnCmd() *cobra.Command {
 		Use:   "fn",
 		Short: "Run KRM functions resolved from catalogs",
 	}
-	cmd.AddCommand(newFnRunCmd(), newFnProxyCmd())
+	cmd.AddCommand(newFnRunCmd(), newFnProxyCmd(), newFnRenderCmd())
 	return cmd
 }
 
@@ -188,13 +188,7 @@ func fnRun(ctx context.Context, cmd *cobra.Command, o *fnOptions, targetPath str
 	if err := got.pkg.Apply(changes); err != nil {
 		return err
 	}
-	for _, c := range changes {
-		verb := "wrote"
-		if c.Delete {
-			verb = "deleted"
-		}
-		fmt.Fprintf(stderr, "%s %s\n", verb, c.Path)
-	}
+	reportChanges(stderr, changes)
 	return nil
 }
 
