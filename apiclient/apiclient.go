@@ -69,23 +69,35 @@ func (c *Client) PublishDefinition(ctx context.Context, group, kind string, body
 
 func (c *Client) put(ctx context.Context, path string, body []byte) (Published, error) {
 	var out Published
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.base.String()+path, bytes.NewReader(body))
-	if err != nil {
-		return out, err
+	err := c.do(ctx, http.MethodPut, path, "application/yaml", body, &out)
+	return out, err
+}
+
+// do sends a request and decodes the JSON answer into out; an error status is an *Error.
+func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
 	}
-	req.Header.Set("Content-Type", "application/yaml")
+	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+path, rd)
+	if err != nil {
+		return err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	req.Header.Set("Accept", "application/json")
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return out, err
+		return err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return out, fmt.Errorf("read response: %w", err)
+		return fmt.Errorf("read response: %w", err)
 	}
 	if resp.StatusCode >= 300 {
 		var e struct {
@@ -98,10 +110,13 @@ func (c *Client) put(ctx context.Context, path string, body []byte) (Published, 
 			}
 		}
 		e.Error.Status = resp.StatusCode
-		return out, &e.Error
+		return &e.Error
 	}
-	if err := json.Unmarshal(data, &out); err != nil {
-		return out, fmt.Errorf("read response: %w", err)
+	if out == nil {
+		return nil
 	}
-	return out, nil
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("read response: %w", err)
+	}
+	return nil
 }
