@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -101,5 +102,74 @@ func TestAPublisherCannotPassAsAnother(t *testing.T) {
 	}
 	if r := put(owner, good); r.status != http.StatusCreated || !strings.Contains(string(r.body), mine.Public.ID()) {
 		t.Errorf("a proven key: %d %s", r.status, r.body)
+	}
+}
+
+// TestPublisherCommands drives the admin commands on the service's database and add-key over its
+// API, as an operator and a publisher would.
+func TestPublisherCommands(t *testing.T) {
+	// not parallel: add-key reads the key's password from the environment
+	t.Setenv("COSIGN_PASSWORD", signtest.Password)
+	url := storetest.NewDatabase(t)
+	s := startService(t, url)
+	db := []string{"--database-url", url}
+
+	code, _, stderr := runCLI(t, append([]string{"token", "create", "--publisher", "example.com "}, db...)...)
+	if code != 2 || !strings.Contains(stderr, `publisher name "example.com " must be a lower-case DNS name`) {
+		t.Errorf("token create with a trailing space: exit %d, %s", code, stderr)
+	}
+	tok := token(t, s, "example.com")
+	if code, stdout, stderr := runCLI(t, append([]string{"publisher", "grant", "--publisher", "example.com", "--reason", "shared", "fn.shared.io"}, db...)...); code != 0 || !strings.Contains(stdout, "granted group fn.shared.io to example.com") {
+		t.Fatalf("publisher grant: exit %d, %s%s", code, stdout, stderr)
+	}
+	code, stdout, _ := runCLI(t, append([]string{"publisher", "list", "-o", "json"}, db...)...)
+	var list struct {
+		Grants []struct{ Group, Publisher, Reason string }
+	}
+	if err := json.Unmarshal([]byte(stdout), &list); code != 0 || err != nil || len(list.Grants) != 1 || list.Grants[0].Group != "fn.shared.io" || list.Grants[0].Reason != "shared" {
+		t.Errorf("publisher list: exit %d, %v, %s", code, err, stdout)
+	}
+	shared := testcatalog.Catalog(testcatalog.Options{Name: "shared", Functions: 1, Group: "fn.shared.io"})
+	if r := do(t, http.MethodPut, s.url+"/api/v1/catalogs/shared/versions/1.0.0", tok, shared); r.status != http.StatusCreated {
+		t.Errorf("publishing in a granted group: %d %s", r.status, r.body)
+	}
+	if code, stdout, stderr := runCLI(t, append([]string{"publisher", "revoke", "--publisher", "example.com", "fn.shared.io"}, db...)...); code != 0 || !strings.Contains(stdout, "revoked") {
+		t.Errorf("publisher revoke: exit %d, %s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCLI(t, append([]string{"publisher", "revoke", "--publisher", "example.com", "fn.shared.io"}, db...)...); code != 1 || !strings.Contains(stderr, "no grant") {
+		t.Errorf("revoking twice: exit %d, %s", code, stderr)
+	}
+
+	keys := signtest.KeyPair(t, "cosign.pub")
+	dir := t.TempDir()
+	priv, pub := dir+"/cosign.key", dir+"/cosign.pub"
+	if err := os.WriteFile(priv, keys.PrivatePEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pub, keys.PublicPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addKey := []string{"publisher", "add-key", "--server", s.url, "--token", tok, "--publisher", "example.com", "--key"}
+	if code, _, stderr := runCLI(t, append(addKey, pub)...); code != 2 || !strings.Contains(stderr, "a public key cannot prove anything") {
+		t.Errorf("add-key with a public key: exit %d, %s", code, stderr)
+	}
+	code, stdout, stderr = runCLI(t, append(addKey, priv)...)
+	if code != 0 || stdout != "key "+keys.Public.ID()+" registered for publisher example.com\n" {
+		t.Fatalf("add-key: exit %d, %s%s", code, stdout, stderr)
+	}
+	if code, stdout, _ := runCLI(t, append(addKey, priv)...); code != 0 || !strings.Contains(stdout, "already registered") {
+		t.Errorf("add-key again: exit %d, %s", code, stdout)
+	}
+
+	entries, err := s.store.AuditLog(t.Context(), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, e := range entries {
+		actions = append(actions, e.Action)
+	}
+	if want := "key.add group.revoke catalog.publish group.grant token.create"; strings.Join(actions, " ") != want {
+		t.Errorf("audit log: %v, want %s", actions, want)
 	}
 }

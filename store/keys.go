@@ -86,6 +86,8 @@ const (
 INSERT INTO publisher_keys (publisher_id, fingerprint, pem, proven_at) VALUES ($1, $2, $3, now())
 ON CONFLICT (publisher_id, fingerprint) WHERE removed_at IS NULL DO NOTHING
 RETURNING created_at, proven_at`
+	sqlActiveKey = `
+SELECT pem, created_at, proven_at FROM publisher_keys WHERE publisher_id = $1 AND fingerprint = $2 AND removed_at IS NULL`
 	// a new key can turn "signed" into "verified"; a publisher registering a key has likely just
 	// signed too, so every check of the publisher is made again
 	sqlForgetChecks = `DELETE FROM signature_checks WHERE publisher_id = $1`
@@ -132,7 +134,7 @@ func (s *Store) AddKey(ctx context.Context, publisher string, proof identity.Pro
 		}
 		err = tx.QueryRow(ctx, sqlInsertKey, pubID, k.Fingerprint, k.PEM).Scan(&k.CreatedAt, &k.ProvenAt)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
+			return tx.QueryRow(ctx, sqlActiveKey, pubID, k.Fingerprint).Scan(&k.PEM, &k.CreatedAt, &k.ProvenAt)
 		}
 		if err != nil {
 			return err

@@ -86,8 +86,8 @@ func TestAddKeyNeedsProofOfPossession(t *testing.T) {
 	if err != nil || !created || k.Fingerprint != mine.Public.ID() || k.ProvenAt == nil {
 		t.Fatalf("AddKey with proof = %+v %v %v", k, created, err)
 	}
-	if _, created, err := s.AddKey(ctx, "example.com", prove(t, s, "example.com", mine)); err != nil || created {
-		t.Errorf("the same key again: created %v, %v", created, err)
+	if again, created, err := s.AddKey(ctx, "example.com", prove(t, s, "example.com", mine)); err != nil || created || !again.CreatedAt.Equal(k.CreatedAt) {
+		t.Errorf("the same key again: %+v, created %v, %v; want the key as registered first", again, created, err)
 	}
 }
 
