@@ -95,20 +95,28 @@ func (c *Client) PublishDefinition(ctx context.Context, group, kind string, body
 	return c.put(ctx, "/api/v1/definitions/"+url.PathEscape(group)+"/"+url.PathEscape(kind), body)
 }
 
-// put sends a PUT, again after a 429 or 503 (waiting what Retry-After says, at most 30 s) or a
-// failed connection, up to maxAttempts times, for as long as ctx lasts.
 func (c *Client) put(ctx context.Context, path string, body []byte) (Published, error) {
+	var out Published
+	err := c.do(ctx, http.MethodPut, path, "application/yaml", body, &out)
+	return out, err
+}
+
+// do sends a request and decodes the JSON answer into out (nil: the answer is not read); an error
+// status is an *Error. It sends again after a 429 or 503 (waiting what Retry-After says, at most
+// 30 s) or a failed connection, up to maxAttempts times, for as long as ctx lasts: every request of
+// the API is idempotent or, like a key challenge, harmless to repeat.
+func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte, out any) error {
 	backoff := time.Second
 	for attempt := 1; ; attempt++ {
-		out, retryIn, err := c.putOnce(ctx, path, body)
+		retryIn, err := c.once(ctx, method, path, contentType, body, out)
 		if retryIn == 0 || attempt == maxAttempts {
-			return out, err
+			return err
 		}
 		if retryIn < 0 {
 			retryIn, backoff = backoff, backoff*2
 		}
 		if werr := c.wait(ctx, retryIn); werr != nil {
-			return out, err
+			return err
 		}
 	}
 }
@@ -124,14 +132,20 @@ func waitContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// putOnce sends one PUT. retryIn is how long to wait before trying again when that may help (-1:
+// once sends one request. retryIn is how long to wait before trying again when that may help (-1:
 // back off), else 0.
-func (c *Client) putOnce(ctx context.Context, path string, body []byte) (out Published, retryIn time.Duration, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.base.String()+path, bytes.NewReader(body))
-	if err != nil {
-		return out, 0, err
+func (c *Client) once(ctx context.Context, method, path, contentType string, body []byte, out any) (retryIn time.Duration, err error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
 	}
-	req.Header.Set("Content-Type", "application/yaml")
+	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+path, rd)
+	if err != nil {
+		return 0, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	req.Header.Set("Accept", "application/json")
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
@@ -139,14 +153,14 @@ func (c *Client) putOnce(ctx context.Context, path string, body []byte) (out Pub
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return out, 0, err
+			return 0, err
 		}
-		return out, -1, err
+		return -1, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
-		return out, 0, fmt.Errorf("read response: %w", err)
+		return 0, fmt.Errorf("read response: %w", err)
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		retryIn = -1
@@ -165,10 +179,13 @@ func (c *Client) putOnce(ctx context.Context, path string, body []byte) (out Pub
 			}
 		}
 		e.Error.Status = resp.StatusCode
-		return out, retryIn, &e.Error
+		return retryIn, &e.Error
 	}
-	if err := json.Unmarshal(data, &out); err != nil {
-		return out, 0, fmt.Errorf("read response: %w", err)
+	if out == nil {
+		return 0, nil
 	}
-	return out, 0, nil
+	if err := json.Unmarshal(data, out); err != nil {
+		return 0, fmt.Errorf("read response: %w", err)
+	}
+	return 0, nil
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/krm-catalog/krm-catalog/apiclient"
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
 	"github.com/krm-catalog/krm-catalog/oci"
@@ -108,24 +110,35 @@ func TestPublishPushesToTheRegistryAndReportsSignatures(t *testing.T) {
 		t.Errorf("a recorded check was not reused: %q", got)
 	}
 
-	// registering a key: only the publisher's own token may, and it makes the status verified
+	// registering a key: only the publisher's own token may, with proof, and it makes the status verified
 	other2 := token(t, s, "intruder.example")
-	if r := do(t, http.MethodPut, s.url+"/api/v1/publishers/example.com/keys", other2, pub); r.status != http.StatusForbidden {
-		t.Errorf("another publisher registered a key: %d", r.status)
+	intruder, err := apiclient.New(s.url, other2, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if r := do(t, http.MethodPut, s.url+"/api/v1/publishers/example.com/keys", tok, []byte("not a key")); r.status != http.StatusBadRequest {
-		t.Errorf("a malformed key: %d %s", r.status, r.body)
+	if _, _, err := intruder.AddKey(ctx, "example.com", signer); !isStatus(err, http.StatusForbidden) {
+		t.Errorf("another publisher registered a key: %v", err)
 	}
-	kr := do(t, http.MethodPut, s.url+"/api/v1/publishers/example.com/keys", tok, pub)
-	if kr.status != http.StatusCreated {
-		t.Fatalf("register key: %d %s", kr.status, kr.body)
+	if r := do(t, http.MethodPut, s.url+"/api/v1/publishers/example.com/keys", tok, pub); r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "bare public key") {
+		t.Errorf("a bare public key: %d %s", r.status, r.body)
+	}
+	owner, err := apiclient.New(s.url, tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, created, err := owner.AddKey(ctx, "example.com", signer)
+	if err != nil || !created {
+		t.Fatalf("register key: %v (created %v)", err, created)
 	}
 	if got := signature(); got != "verified" {
 		t.Errorf("signed by the registered key: %q, want verified", got)
 	}
-	fp := kr.json(t)["key"].(map[string]any)["fingerprint"].(string)
-	if r := do(t, http.MethodDelete, s.url+"/api/v1/publishers/example.com/keys/"+fp, tok, nil); r.status != http.StatusNoContent {
+	if r := do(t, http.MethodDelete, s.url+"/api/v1/publishers/example.com/keys/"+key.Fingerprint, tok, nil); r.status != http.StatusNoContent {
 		t.Fatalf("delete key: %d", r.status)
+	}
+	// removing the key re-evaluates what it verified, and keeps it in the history
+	if keys, err := owner.ListKeys(ctx, "example.com"); err != nil || len(keys.Keys) != 0 || len(keys.Removed) != 1 || keys.Removed[0].Fingerprint != key.Fingerprint {
+		t.Errorf("keys after removal: %+v %v", keys, err)
 	}
 	if got := signature(); got != "signed" {
 		t.Errorf("signatures but no registered key: %q, want signed", got)
@@ -192,7 +205,7 @@ spec:
 	if got := status(); got != "unsigned" {
 		t.Errorf("before signing: %q", got)
 	}
-	priv, pub, err := sign.GenerateKeyPair(nil)
+	priv, _, err := sign.GenerateKeyPair(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +217,12 @@ spec:
 	if _, err := client.Sign(ctx, image, signer, oci.SignOptions{Format: oci.FormatBundle}); err != nil {
 		t.Fatal(err)
 	}
-	if r := do(t, http.MethodPut, s.url+"/api/v1/publishers/example.com/keys", tok, pub); r.status != http.StatusCreated {
-		t.Fatalf("register key: %d %s", r.status, r.body)
+	owner, err := apiclient.New(s.url, tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := owner.AddKey(ctx, "example.com", signer); err != nil {
+		t.Fatalf("register key: %v", err)
 	}
 	if got := status(); got != "verified" {
 		t.Errorf("signed by the registered key: %q, want verified", got)
@@ -214,4 +231,10 @@ spec:
 	if sig := res["function"].(map[string]any)["signature"]; sig != "verified" {
 		t.Errorf("resolve reports %v", sig)
 	}
+}
+
+// isStatus reports whether err is an API error with the given HTTP status.
+func isStatus(err error, status int) bool {
+	var apiErr *apiclient.Error
+	return errors.As(err, &apiErr) && apiErr.Status == status
 }

@@ -37,6 +37,16 @@ func Up(ctx context.Context, databaseURL string) error {
 	})
 }
 
+// To migrates up or down to version: tests use it to build a database as an older release left it.
+func To(ctx context.Context, databaseURL string, version uint) error {
+	return withMigrate(ctx, databaseURL, fmt.Sprintf("migrate to %d", version), func(m *migrate.Migrate) error {
+		if err := m.Migrate(version); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+			return err
+		}
+		return nil
+	})
+}
+
 // Down reverts the last applied migration.
 func Down(ctx context.Context, databaseURL string) error {
 	return withMigrate(ctx, databaseURL, "migrate down", func(m *migrate.Migrate) error {

@@ -76,7 +76,7 @@ func statusOf(err error) (int, string, []errorDetail) {
 		return http.StatusBadRequest, bad.message, nil
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge, "request body is larger than the limit of " + humanize.IBytes(uint64(tooLarge.Limit)), nil
-	case errors.Is(err, store.ErrBadPageToken):
+	case errors.Is(err, store.ErrBadPageToken), errors.Is(err, store.ErrInvalid):
 		return http.StatusBadRequest, err.Error(), nil
 	case errors.Is(err, store.ErrUnauthorized):
 		return http.StatusUnauthorized, "a valid bearer token is required: Authorization: Bearer <token> (see `krm-catalog token create`)", nil

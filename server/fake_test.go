@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -21,10 +23,12 @@ type fakeStore struct {
 	content  map[string][]byte // name@version → bytes
 	defs     map[string][]byte // group/kind → bytes
 	keys     map[string][]store.Key
-	checks   map[string]store.SignatureCheck
-	fns      []store.FunctionDetail
-	searched store.SearchQuery
-	pushes   int
+	// challenges are the open key challenges, by nonce
+	challenges map[string]identity.Challenge
+	checks     map[string]store.SignatureCheck
+	fns        []store.FunctionDetail
+	searched   store.SearchQuery
+	pushes     int
 
 	fail  error
 	stall bool
@@ -32,12 +36,13 @@ type fakeStore struct {
 
 func newFakeStore() *fakeStore {
 	return &fakeStore{
-		tokens:   map[string]string{"secret": "example.com", "other": "other.example.com"},
-		catalogs: map[string][]store.CatalogVersion{},
-		content:  map[string][]byte{},
-		defs:     map[string][]byte{},
-		keys:     map[string][]store.Key{},
-		checks:   map[string]store.SignatureCheck{},
+		tokens:     map[string]string{"secret": "example.com", "other": "other.example.com"},
+		catalogs:   map[string][]store.CatalogVersion{},
+		content:    map[string][]byte{},
+		defs:       map[string][]byte{},
+		keys:       map[string][]store.Key{},
+		challenges: map[string]identity.Challenge{},
+		checks:     map[string]store.SignatureCheck{},
 	}
 }
 
@@ -274,20 +279,77 @@ func (f *fakeStore) Resolve(ctx context.Context, apiVersion, kind string, catalo
 	return store.Resolution{APIVersion: apiVersion, Kind: kind, Function: fvs[0], Runtime: fvs[0].Spec["runtime"], Searched: catalogs}, nil
 }
 
-func (f *fakeStore) AddKey(ctx context.Context, publisher, fingerprint, pem string) (store.Key, bool, error) {
+func (f *fakeStore) IssueChallenge(ctx context.Context, publisher string, ttl time.Duration) (identity.Challenge, error) {
+	if err := f.enter(ctx); err != nil {
+		return identity.Challenge{}, err
+	}
+	nonce, err := identity.NewNonce()
+	if err != nil {
+		return identity.Challenge{}, err
+	}
+	c := identity.Challenge{Publisher: publisher, Nonce: nonce, ExpiresAt: fakeTime.Add(ttl)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.challenges[nonce] = c
+	return c, nil
+}
+
+// AddKey applies the store's rules: the challenge must have been issued to the publisher and is
+// used up by the attempt; the signature must verify with the posted key.
+func (f *fakeStore) AddKey(ctx context.Context, publisher string, proof identity.Proof) (store.Key, bool, error) {
 	if err := f.enter(ctx); err != nil {
 		return store.Key{}, false, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	c, ok := f.challenges[proof.Nonce]
+	delete(f.challenges, proof.Nonce)
+	if !ok || c.Publisher != publisher {
+		return store.Key{}, false, store.Errorf(store.ErrForbidden, "no open challenge %q for %s", proof.Nonce, publisher)
+	}
+	pk, err := c.Verify(proof)
+	switch {
+	case errors.Is(err, identity.ErrBadProof):
+		return store.Key{}, false, store.Errorf(store.ErrForbidden, "no proof of possession of key %s", pk.ID())
+	case err != nil:
+		return store.Key{}, false, store.Errorf(store.ErrInvalid, "%s", err)
+	}
 	for _, k := range f.keys[publisher] {
-		if k.Fingerprint == fingerprint {
+		if k.Fingerprint == pk.ID() && k.RemovedAt == nil {
 			return k, false, nil
 		}
 	}
-	k := store.Key{Publisher: publisher, Fingerprint: fingerprint, PEM: pem, CreatedAt: fakeTime}
+	proven := fakeTime
+	k := store.Key{Publisher: publisher, Fingerprint: pk.ID(), PEM: proof.PublicKey, CreatedAt: fakeTime, ProvenAt: &proven}
 	f.keys[publisher] = append(f.keys[publisher], k)
 	return k, true, nil
+}
+
+func (f *fakeStore) KeyHistory(ctx context.Context, publisher string) ([]store.Key, error) {
+	if err := f.enter(ctx); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]store.Key(nil), f.keys[publisher]...), nil
+}
+
+func (f *fakeStore) GetGroupOwner(ctx context.Context, group string) (store.GroupOwner, error) {
+	if err := f.enter(ctx); err != nil {
+		return store.GroupOwner{}, err
+	}
+	for _, name := range identity.Ancestors(group) {
+		for _, pub := range f.tokens {
+			if pub == name {
+				return store.GroupOwner{Group: group, Owner: pub, Via: identity.OwnedByName, Through: name}, nil
+			}
+		}
+	}
+	return store.GroupOwner{Group: group}, nil
+}
+
+func (f *fakeStore) ListGrants(ctx context.Context, publisher string) ([]store.Grant, error) {
+	return nil, f.enter(ctx)
 }
 
 func (f *fakeStore) ListKeys(ctx context.Context, publisher string) ([]store.Key, error) {
@@ -296,7 +358,13 @@ func (f *fakeStore) ListKeys(ctx context.Context, publisher string) ([]store.Key
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]store.Key(nil), f.keys[publisher]...), nil
+	var active []store.Key
+	for _, k := range f.keys[publisher] {
+		if k.RemovedAt == nil {
+			active = append(active, k)
+		}
+	}
+	return active, nil
 }
 
 func (f *fakeStore) DeleteKey(ctx context.Context, publisher, fingerprint string) error {
@@ -306,8 +374,9 @@ func (f *fakeStore) DeleteKey(ctx context.Context, publisher, fingerprint string
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, k := range f.keys[publisher] {
-		if k.Fingerprint == fingerprint {
-			f.keys[publisher] = append(f.keys[publisher][:i], f.keys[publisher][i+1:]...)
+		if k.Fingerprint == fingerprint && k.RemovedAt == nil {
+			removed := fakeTime
+			f.keys[publisher][i].RemovedAt = &removed
 			return nil
 		}
 	}

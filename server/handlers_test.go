@@ -139,7 +139,7 @@ func TestHandlers(t *testing.T) {
 		{name: "publish a definition as a catalog", call: call{method: "PUT", path: catalogPath + "1.0.0", token: "secret", body: definitionYAML}, want: 422,
 			contains: []string{"expected a"}},
 		{name: "publish too large a body", call: call{method: "PUT", path: catalogPath + "1.0.0", token: "secret", body: make([]byte, 2<<20)}, want: 413,
-			contains: []string{"1 MiB"}},
+			contains: []string{"1.0 MiB"}},
 		{name: "publish a definition", call: call{method: "PUT", path: "/api/v1/definitions/fn.example.com/SetLabels", token: "secret", body: definitionYAML}, want: 201},
 		{name: "publish a definition under another kind", call: call{method: "PUT", path: "/api/v1/definitions/fn.example.com/Other", token: "secret", body: definitionYAML}, want: 422},
 		{name: "publish others' definition", call: call{method: "PUT", path: "/api/v1/definitions/fn.example.com/SetLabels", token: "other", body: definitionYAML}, want: 403},

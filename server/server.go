@@ -37,6 +37,7 @@ type Store interface {
 	GetFunctionVersion(ctx context.Context, group, kind, version string) ([]store.FunctionVersion, error)
 	Resolve(ctx context.Context, apiVersion, kind string, catalogs []string) (store.Resolution, error)
 	KeyStore
+	OwnerStore
 }
 
 // DefaultMaxBodyBytes is the default limit on a request body.
@@ -81,6 +82,7 @@ type Server struct {
 	cacheLatest, cacheImmutable []string
 
 	keys           KeyStore
+	owners         OwnerStore
 	registry       Registry
 	registryPrefix string
 	signatures     *Signatures
@@ -99,7 +101,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("new server: a store and a validator are required")
 	}
 	s := &Server{store: cfg.Store, validator: cfg.Validator, logger: cfg.Logger, maxBody: cfg.MaxBodyBytes, cache: cfg.Cache,
-		keys: cfg.Store, registry: cfg.OCI, registryPrefix: cfg.OCIPrefix, signatures: cfg.Signatures,
+		keys: cfg.Store, owners: cfg.Store, registry: cfg.OCI, registryPrefix: cfg.OCIPrefix, signatures: cfg.Signatures,
 		cacheLatest: []string{cacheLatest}, cacheImmutable: []string{cacheImmutable}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -158,6 +160,9 @@ func New(cfg Config) (*Server, error) {
 		r.With(s.authenticate).Put("/publishers/{name}/keys", s.handle(s.addKey))
 		r.Get("/publishers/{name}/keys", s.handle(s.listKeys))
 		r.With(s.authenticate).Delete("/publishers/{name}/keys/{fingerprint}", s.handle(s.deleteKey))
+		r.With(s.authenticate).Post("/publishers/{name}/keys/challenges", s.handle(s.issueChallenge))
+		r.Get("/publishers/{name}/groups", s.handle(s.publisherGroups))
+		r.Get("/groups/{group}", s.handle(s.groupOwner))
 		r.Post("/validate", s.handle(s.limit(s.validateLimit, s.validate)))
 		r.NotFound(s.handle(func(http.ResponseWriter, *http.Request) error {
 			return store.Errorf(store.ErrNotFound, "no such API endpoint")

@@ -28,6 +28,7 @@ func TestStatusOf(t *testing.T) {
 		{store.Errorf(store.ErrForbidden, "not yours"), http.StatusForbidden},
 		{store.Errorf(store.ErrUnauthorized, "no token"), http.StatusUnauthorized},
 		{fmt.Errorf("search: %w", store.ErrBadPageToken), http.StatusBadRequest},
+		{fmt.Errorf("create token: %w", store.Errorf(store.ErrInvalid, "not a DNS name")), http.StatusBadRequest},
 		{&invalidDocument{message: "bad", findings: catalog.Findings{{Message: "m"}}}, http.StatusUnprocessableEntity},
 		{&badRequest{message: "bad"}, http.StatusBadRequest},
 		{&http.MaxBytesError{Limit: 4 << 20}, http.StatusRequestEntityTooLarge},

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/opencontainers/go-digest"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 	"github.com/krm-catalog/krm-catalog/store"
@@ -27,8 +27,10 @@ type Registry interface {
 
 // KeyStore is what the service needs to keep publishers' keys and signature checks.
 type KeyStore interface {
-	AddKey(ctx context.Context, publisher, fingerprint, pem string) (store.Key, bool, error)
+	IssueChallenge(ctx context.Context, publisher string, ttl time.Duration) (identity.Challenge, error)
+	AddKey(ctx context.Context, publisher string, proof identity.Proof) (store.Key, bool, error)
 	ListKeys(ctx context.Context, publisher string) ([]store.Key, error)
+	KeyHistory(ctx context.Context, publisher string) ([]store.Key, error)
 	DeleteKey(ctx context.Context, publisher, fingerprint string) error
 	SignatureChecks(ctx context.Context, publisher string, subjects []string, maxAge time.Duration) (map[string]store.SignatureCheck, error)
 	SaveSignatureCheck(ctx context.Context, publisher string, c store.SignatureCheck) error
@@ -248,45 +250,6 @@ func (s *Signatures) AnnotateFunctionVersions(ctx context.Context, fvs []store.F
 		subjects := functionSubjects(fv)
 		fvs[i].Signature = combine(subjects, s.statuses(ctx, fv.Publisher, subjects))
 	}
-}
-
-// maxKeyBytes bounds a posted public key; a PEM public key is a few hundred bytes.
-const maxKeyBytes = 16 << 10
-
-func (s *Server) addKey(w http.ResponseWriter, r *http.Request) error {
-	name := chi.URLParam(r, "name")
-	if err := s.ownPublisher(r, name); err != nil {
-		return err
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxKeyBytes))
-	if err != nil {
-		return err
-	}
-	key, err := sign.ParsePublicKey("posted key", body)
-	if err != nil {
-		return &badRequest{message: "the body must be a PEM public key, as in cosign.pub: " + err.Error()}
-	}
-	k, created, err := s.keys.AddKey(r.Context(), name, key.ID(), string(body))
-	if err != nil {
-		return err
-	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, map[string]any{"created": created, "key": k})
-	return nil
-}
-
-func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
-	keys, err := s.keys.ListKeys(r.Context(), chi.URLParam(r, "name"))
-	if err != nil {
-		return err
-	}
-	if keys == nil {
-		keys = []store.Key{}
-	}
-	return readJSON(w, map[string]any{"keys": keys})
 }
 
 func (s *Server) deleteKey(w http.ResponseWriter, r *http.Request) error {

@@ -33,7 +33,8 @@ FROM functions f JOIN unnest($1::text[], $2::text[]) AS t (g, k) ON f.fn_group =
 )
 
 // claimFunctions makes sure every function belongs to the publisher, registering the new ones, and
-// returns their ids. A function another publisher registered first is ErrForbidden.
+// returns their ids. A group the publisher does not own (authorizeGroups), or a function another
+// publisher registered first, is ErrForbidden.
 func claimFunctions(ctx context.Context, tx pgx.Tx, pubID int64, publisher string, fns []catalog.Function) (map[functionKey]int64, error) {
 	keys := map[functionKey]bool{}
 	for _, f := range fns {
@@ -50,6 +51,9 @@ func claimFunctions(ctx context.Context, tx pgx.Tx, pubID int64, publisher strin
 	groups, kinds := make([]string, len(sorted)), make([]string, len(sorted))
 	for i, k := range sorted {
 		groups[i], kinds[i] = k.group, k.kind
+	}
+	if err := authorizeGroups(ctx, tx, publisher, slices.Compact(slices.Clone(groups))); err != nil {
+		return nil, err
 	}
 	if _, err := tx.Exec(ctx, sqlClaimFunctions, groups, kinds, pubID, publisher); err != nil {
 		return nil, fmt.Errorf("register functions: %w", err)

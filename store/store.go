@@ -20,6 +20,9 @@ var (
 	ErrConflict     = errors.New("conflict")
 	ErrForbidden    = errors.New("forbidden")
 	ErrUnauthorized = errors.New("unauthorized")
+	// ErrInvalid is a request whose input breaks a rule of the domain, such as a publisher name
+	// that is not a DNS name.
+	ErrInvalid = errors.New("invalid")
 )
 
 // domainError is a domain error with its own message: errors.Is matches its kind, and the message

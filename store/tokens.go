@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/krm-catalog/krm-catalog/identity"
 )
 
 // TokenPrefix starts every API token, so that secret scanners and people can recognise one.
@@ -38,10 +40,12 @@ const (
 )
 
 // CreateToken makes a new token for publisher, creating the publisher if it is new. The token is
-// returned once and cannot be recovered later.
+// returned once and cannot be recovered later. The name must be a lower-case DNS name
+// (identity.ValidateName), else ErrInvalid.
 func (s *Store) CreateToken(ctx context.Context, publisher, description string) (string, Token, error) {
-	if strings.TrimSpace(publisher) == "" {
-		return "", Token{}, errors.New("create token: publisher name is empty")
+	// the name owns groups by itself (identity.Covers), so it must be exactly a DNS name
+	if err := identity.ValidateName(publisher); err != nil {
+		return "", Token{}, fmt.Errorf("create token: %w", Errorf(ErrInvalid, "%s", err))
 	}
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {

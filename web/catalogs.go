@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -163,6 +164,9 @@ type publisherPage struct {
 	Functions []resultCard
 	MoreURL   string // the search for all its functions, when the page shows only some
 	Keys      []store.Key
+	// ByName is the group the publisher's name owns, with those under it; "" if no DNS name.
+	ByName string
+	Grants []store.Grant
 }
 
 // publisherFunctionsShown is how many functions the publisher page lists before linking to search.
@@ -193,6 +197,12 @@ func (s *Site) publisher(w http.ResponseWriter, r *http.Request) error {
 	}
 	if p.Keys, err = s.store.ListKeys(ctx, name); err != nil {
 		return err
+	}
+	if p.Grants, err = s.store.ListGrants(ctx, name); err != nil {
+		return err
+	}
+	if identity.ValidateName(name) == nil {
+		p.ByName = name
 	}
 	return s.render(w, r, http.StatusOK, "publisher", page{Title: name + " – publisher", Body: p})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -19,6 +20,7 @@ type fakeStore struct {
 	catalog   store.CatalogSummary
 	functions []store.FunctionDetail
 	keys      []store.Key
+	grants    []store.Grant
 	// searched records the last search query.
 	searched store.SearchQuery
 	// fail makes every method fail with it.
@@ -211,6 +213,31 @@ func (f *fakeStore) ListKeys(_ context.Context, publisher string) ([]store.Key, 
 	for _, k := range f.keys {
 		if k.Publisher == publisher {
 			out = append(out, k)
+		}
+	}
+	return out, f.fail
+}
+
+// GetGroupOwner applies the ownership rule to the fake's grants and its one publisher, example.com.
+func (f *fakeStore) GetGroupOwner(_ context.Context, group string) (store.GroupOwner, error) {
+	for _, a := range identity.Ancestors(group) {
+		for _, g := range f.grants {
+			if g.Group == a {
+				return store.GroupOwner{Group: group, Owner: g.Publisher, Via: store.OwnedByGrant, Through: a}, f.fail
+			}
+		}
+		if a == f.catalog.Publisher {
+			return store.GroupOwner{Group: group, Owner: a, Via: store.OwnedByName, Through: a}, f.fail
+		}
+	}
+	return store.GroupOwner{Group: group}, f.fail
+}
+
+func (f *fakeStore) ListGrants(_ context.Context, publisher string) ([]store.Grant, error) {
+	var out []store.Grant
+	for _, g := range f.grants {
+		if g.Publisher == publisher {
+			out = append(out, g)
 		}
 	}
 	return out, f.fail

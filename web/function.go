@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -74,6 +75,27 @@ type functionPage struct {
 	Snippets                []snippet
 	Sources                 []sourceView
 	DefinitionURL           string
+	Owner                   ownerView
+}
+
+// ownerView says who owns a function's group: only the owner may add kinds to it.
+type ownerView struct {
+	Group string
+	Owner link // empty Label: nobody owns the group
+	How   string
+}
+
+// groupOwner reads who owns group for a page.
+func (s *Site) groupOwner(ctx context.Context, group string) (ownerView, error) {
+	o, err := s.store.GetGroupOwner(ctx, group)
+	if err != nil {
+		return ownerView{}, err
+	}
+	v := ownerView{Group: group}
+	if o.Owner != "" {
+		v.Owner, v.How = link{Label: o.Owner, URL: publisherURL(o.Owner)}, o.How()
+	}
+	return v, nil
 }
 
 func (s *Site) function(w http.ResponseWriter, r *http.Request) error {
@@ -120,6 +142,9 @@ func (s *Site) function(w http.ResponseWriter, r *http.Request) error {
 	}
 	if len(p.Maintainers) == 0 {
 		p.Maintainers = v.Maintainers
+	}
+	if p.Owner, err = s.groupOwner(r.Context(), group); err != nil {
+		return err
 	}
 	for _, t := range e.Tags {
 		p.Tags = append(p.Tags, link{Label: t, URL: searchParams{Tags: []string{t}}.URL()})

@@ -26,6 +26,8 @@ type Store interface {
 	PublisherFunctions(ctx context.Context, name string, limit int) ([]store.FunctionSummary, error)
 	PublisherCatalogs(ctx context.Context, name string) ([]store.CatalogSummary, error)
 	ListKeys(ctx context.Context, publisher string) ([]store.Key, error)
+	GetGroupOwner(ctx context.Context, group string) (store.GroupOwner, error)
+	ListGrants(ctx context.Context, publisher string) ([]store.Grant, error)
 }
 
 // SignatureAnnotator fills in the Signature of function and catalog versions (verified, signed or

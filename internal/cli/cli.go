@@ -74,7 +74,7 @@ moves them through OCI registries, and resolves and runs the functions they name
 	root.SetErr(streams.Err)
 	root.AddCommand(newVersionCmd(), newValidateCmd())
 	root.AddCommand(ociCommands()...)
-	root.AddCommand(newServeCmd(streams), newMigrateCmd(streams), newTokenCmd(streams), newPublishCmd())
+	root.AddCommand(newServeCmd(streams), newMigrateCmd(streams), newTokenCmd(streams), newPublisherCmd(streams), newPublishCmd())
 	root.AddCommand(newResolveCmd(), newCatalogCmd(), newFnCmd(), newBuildCmd())
 	return root
 }

@@ -48,3 +48,20 @@ func (f *databaseFlags) open(ctx context.Context, logger *slog.Logger) (*embedde
 	}
 	return db, nil
 }
+
+// withStore opens the database (joining a running serve on the same data dir) for one command.
+func (f *databaseFlags) withStore(cmd *cobra.Command, streams IO, fn func(context.Context, *store.Store) error) error {
+	ctx := cmd.Context()
+	logger, _ := newLogger(streams, "text")
+	database, err := f.open(ctx, logger)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	defer database.Close(context.WithoutCancel(ctx))
+	st, err := store.Open(ctx, database.URL)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	defer st.Close()
+	return fn(ctx, st)
+}

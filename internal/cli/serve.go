@@ -140,6 +140,11 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 		return &exitError{code: ExitUsage, err: err}
 	}
 	defer st.Close()
+	// migration 0006 reports, rather than guesses, groups whose owner it could not tell
+	if conflicts, err := st.GroupConflicts(ctx); err == nil && len(conflicts) > 0 {
+		logger.Warn("groups without a sure owner since the move to group ownership; krm-catalog publisher list shows them, publisher grant resolves them",
+			slog.Int("groups", len(conflicts)))
+	}
 	validator, err := catalog.NewValidator()
 	if err != nil {
 		return err

@@ -24,21 +24,8 @@ func newTokenCmd(streams IO) *cobra.Command {
 		description string
 		format      *outputFormat
 	)
-	// withStore opens the database (joining a running serve on the same data dir) for one command.
 	withStore := func(cmd *cobra.Command, fn func(context.Context, *store.Store) error) error {
-		ctx := cmd.Context()
-		logger, _ := newLogger(streams, "text")
-		database, err := db.open(ctx, logger)
-		if err != nil {
-			return &exitError{code: ExitUsage, err: err}
-		}
-		defer database.Close(context.WithoutCancel(ctx))
-		st, err := store.Open(ctx, database.URL)
-		if err != nil {
-			return &exitError{code: ExitUsage, err: err}
-		}
-		defer st.Close()
-		return fn(ctx, st)
+		return db.withStore(cmd, streams, fn)
 	}
 	create := &cobra.Command{
 		Use:   "create --publisher NAME",

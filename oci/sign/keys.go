@@ -178,6 +178,9 @@ func (k PublicKey) String() string {
 	return fmt.Sprintf("%s (%s)", k.Name, id)
 }
 
+// Verify checks sig, a signature made as cosign signs (over the SHA-256 of payload), over payload.
+func (k PublicKey) Verify(sig, payload []byte) error { return k.verify(sig, payload) }
+
 // verify checks sig over payload.
 func (k PublicKey) verify(sig, payload []byte) error {
 	if k.verifier == nil {
