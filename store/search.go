@@ -80,9 +80,9 @@ const MaxSearchLimit = 100
 
 // CountCap is how many matches a search counts, for its total and for each facet, before it stops
 // and says so. Counting is what made a broad search cost as much as its matches; a person reads
-// "1,000+" as well as "34,112". An empty search, and one filter alone, read exact totals that each
+// "500+" as well as "34,112". An empty search, and one filter alone, read exact totals that each
 // publish keeps.
-const CountCap = 1000
+const CountCap = 500
 
 // ErrBadPageToken is returned for a page token this store did not issue for the same query.
 var ErrBadPageToken = errors.New("invalid page token")
@@ -108,7 +108,11 @@ func (b *searchSQL) arg(name string, v any) string {
 }
 
 // conds returns the filter conditions on functions f, leaving out the filter of the facet skip.
-func (b *searchSQL) conds(q SearchQuery, skip string) []string {
+// With text (withText), the runtime is tested row by row, out of reach of its index: there are
+// three runtimes, so each holds a large part of the functions, and the planner, multiplying the
+// runtime's share by the text's, took the two for rarer together than they are and read every
+// function of the runtime through the index, far more than the text index and the first rows give.
+func (b *searchSQL) conds(q SearchQuery, skip string, withText bool) []string {
 	c := []string{"cardinality(f.versions) > 0"}
 	if len(q.Tags) > 0 && skip != "tag" {
 		c = append(c, "f.tags @> "+b.arg("tags", q.Tags)+"::text[]")
@@ -116,7 +120,11 @@ func (b *searchSQL) conds(q SearchQuery, skip string) []string {
 	if q.Publisher != "" && skip != "publisher" {
 		c = append(c, "f.publisher = "+b.arg("publisher", q.Publisher))
 	}
-	if q.Runtime != "" && skip != "runtime" {
+	switch {
+	case q.Runtime == "" || skip == "runtime":
+	case withText:
+		c = append(c, b.arg("runtime", q.Runtime)+"::text = ANY(f.runtimes)")
+	default:
 		c = append(c, "f.runtimes @> ARRAY["+b.arg("runtime", q.Runtime)+"::text]")
 	}
 	return c
@@ -168,7 +176,7 @@ func (b *searchSQL) tierCondition(t text, rank int) string {
 // which from each tier's own statistics.
 func pageStatement(q SearchQuery, t text, rank, n, offset int) (string, []any) {
 	b := newSearchSQL()
-	conds := b.conds(q, "")
+	conds := b.conds(q, "", rank > 0)
 	if rank > 0 {
 		conds = append(conds, b.tierCondition(t, rank))
 	}
@@ -192,10 +200,10 @@ var facetNames = [...]string{countPublisher: "publisher", countTag: "tag", count
 
 // countStatement counts the total and the facets. Each answer row is (part, value, count): a count
 // per value, and a row with a NULL value holding how many matches the part counted, which is more
-// than CountCap when it stopped there (or, for countKeptTotal, the exact total). Matches are read at most CountCap+1 at a time, once per
-// distinct set of conditions (the total applies every filter; each facet every filter but its
-// own). What a publish keeps is read instead where it is exact: every function, or every function
-// with one tag, publisher or runtime.
+// than CountCap when it stopped there (for countKeptTotal: the exact total). Matches are read at
+// most CountCap+1 at a time, once per distinct set of conditions (the total applies every filter;
+// each facet every filter but its own). What a publish keeps is read instead where it is exact:
+// every function, or every function with one tag, publisher or runtime.
 func countStatement(q SearchQuery, t text) (string, []any) {
 	b := newSearchSQL()
 	var ctes, parts []string
@@ -223,7 +231,7 @@ func countStatement(q SearchQuery, t text) (string, []any) {
 		if part != countTotal {
 			skip = facetNames[part]
 		}
-		conds := b.conds(q, skip)
+		conds := b.conds(q, skip, t.tsquery != "")
 		if t.tsquery != "" {
 			conds = append(conds, b.match(t))
 		}

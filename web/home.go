@@ -47,7 +47,7 @@ type homePage struct {
 	Base        string
 	Params      searchParams
 	Total       int
-	TotalCapped bool // more than Total match: the page says "1,000+" and numbers no last page
+	TotalCapped bool // more than Total match: the page says "500+" and numbers no last page
 	Functions   []resultCard
 	Facets      []facetGroup
 	HasFacets   bool // some facet has a value to show
