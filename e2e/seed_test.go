@@ -54,3 +54,38 @@ func publishGenerated(ctx context.Context, st *store.Store, c int) error {
 	})
 	return err
 }
+
+// cloneFunctions multiplies the functions in the database by copies+1 in SQL, for search
+// benchmarks too large to seed through the store in reasonable time (a million function versions
+// would take half an hour here): each copy k repeats every function under the group
+// "cK-GROUP", with the same kind, description, tags and runtimes, and the kept facet totals are
+// counted again. Only the search view is copied (no catalog versions, no function_versions rows):
+// search reads nothing else, but the copies have no function pages.
+func cloneFunctions(tb testing.TB, st *store.Store, copies int) {
+	tb.Helper()
+	ctx := context.Background()
+	for k := 1; k <= copies; k++ {
+		if _, err := st.Pool().Exec(ctx, sqlCloneFunctions, fmt.Sprintf("c%d", k)); err != nil {
+			tb.Fatalf("clone functions: %v", err)
+		}
+	}
+	if _, err := st.Pool().Exec(ctx, sqlRecountFacets); err != nil {
+		tb.Fatalf("recount facets: %v", err)
+	}
+}
+
+const (
+	sqlCloneFunctions = `
+INSERT INTO functions (fn_group, kind, publisher_id, publisher, description, tags, runtimes, versions, catalogs, name_words, tag_words)
+SELECT $1 || '-' || fn_group, kind, publisher_id, publisher, description, tags, runtimes, versions, catalogs,
+       $1 || '-' || name_words || ' ' || $1, tag_words
+FROM functions WHERE fn_group NOT LIKE 'c%'`
+	sqlRecountFacets = `
+DELETE FROM facet_totals;
+INSERT INTO facet_totals (facet, value, count)
+SELECT 'publisher', publisher, count(*) FROM functions WHERE cardinality(versions) > 0 GROUP BY publisher
+UNION ALL
+SELECT 'tag', t, count(*) FROM functions, unnest(tags) AS t WHERE cardinality(versions) > 0 GROUP BY t
+UNION ALL
+SELECT 'runtime', r, count(*) FROM functions, unnest(runtimes) AS r WHERE cardinality(versions) > 0 GROUP BY r;`
+)

@@ -433,7 +433,10 @@ func (s *Store) count(ctx context.Context, q SearchQuery, t text, res *SearchRes
 	}
 	for part, f := range facets {
 		for i := range *f {
-			(*f)[i].Capped = capped[part]
+			if capped[part] {
+				// a sample holds CountCap+1 matches, of which CountCap are promised
+				(*f)[i].Count, (*f)[i].Capped = min((*f)[i].Count, CountCap), true
+			}
 		}
 		sortFacet(*f)
 	}
