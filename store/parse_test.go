@@ -54,3 +54,17 @@ func FuzzPageToken(f *testing.F) {
 		}
 	})
 }
+
+func TestNameWords(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ group, kind, want string }{
+		{"fn.example.com", "SetNamespace", "fn.example.com fn example com Set Namespace"},
+		{"team-1.example.com", "SetLabels8", "team-1.example.com team 1 example com Set Labels 8"},
+		{"x.io", "Ec2Instance", "x.io x io Ec 2 Instance"},
+		{"x.io", "Lantern", "x.io x io Lantern"},
+	} {
+		if got := nameWords(tt.group, tt.kind); got != tt.want {
+			t.Errorf("nameWords(%q, %q) = %q, want %q", tt.group, tt.kind, got, tt.want)
+		}
+	}
+}

@@ -143,9 +143,16 @@ func searchText(s string) text {
 	return text{tsquery: strings.Join(words, " & "), exact: exact}
 }
 
-// match returns the condition a text search's results meet: the words, or the exact kind.
+// match returns the condition a text search's results meet: the words, or a kind the text begins.
 func (b *searchSQL) match(t text) string {
-	return "(f.search @@ " + b.tsquery(t) + " OR lower(f.kind) = " + b.arg("exact", t.exact) + ")"
+	return "(f.search @@ " + b.tsquery(t) + " OR " + b.kindPrefix(t) + ")"
+}
+
+// kindPrefix is the condition that the kind begins with the text, ignoring case, spaces and
+// punctuation ("setnames" finds SetNamespace): the index holds a kind's parts, not the whole kind
+// (nameWords). The text is letters and digits only, so it holds no LIKE wildcard.
+func (b *searchSQL) kindPrefix(t text) string {
+	return "lower(f.kind) LIKE " + b.arg("kindPrefix", t.exact+"%")
 }
 
 func (b *searchSQL) tsquery(t text) string {
@@ -153,20 +160,20 @@ func (b *searchSQL) tsquery(t text) string {
 }
 
 // tierCondition is the condition of a text search's tier of the given rank: it matches there and
-// in no better tier.
+// in no better tier. The name tier takes the kinds the text begins.
 func (b *searchSQL) tierCondition(t text, rank int) string {
-	exact := "lower(f.kind) = " + b.arg("exact", t.exact)
 	if rank == rankExact {
-		return exact
+		return "lower(f.kind) = " + b.arg("exact", t.exact)
 	}
 	q := b.tsquery(t)
+	name := "(f.name_search @@ " + q + " OR " + b.kindPrefix(t) + ")"
 	switch rank {
 	case rankName:
-		return "f.name_search @@ " + q + " AND NOT " + exact
+		return name + " AND lower(f.kind) <> " + b.arg("exact", t.exact)
 	case rankDescription:
-		return "f.text_search @@ " + q + " AND NOT f.name_search @@ " + q + " AND NOT " + exact
+		return "f.text_search @@ " + q + " AND NOT " + name
 	default:
-		return "f.search @@ " + q + " AND NOT f.text_search @@ " + q + " AND NOT " + exact
+		return "f.search @@ " + q + " AND NOT f.text_search @@ " + q + " AND NOT " + name
 	}
 }
 

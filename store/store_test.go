@@ -588,6 +588,14 @@ func TestSearchTiers(t *testing.T) {
 	if len(res.Functions) != 1 || res.Functions[0].Kind != "LanternHolder" || res.Functions[0].Rank != 4 {
 		t.Errorf("exact kind: %+v", res.Functions)
 	}
+	// the beginning of a kind typed as one word finds it in the name tier
+	res, err = s.SearchFunctions(ctx, store.SearchQuery{Text: "LanternHol"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Functions) != 1 || res.Functions[0].Kind != "LanternHolder" || res.Functions[0].Rank != 3 || res.Total != 1 {
+		t.Errorf("kind prefix: total %d, %+v", res.Total, res.Functions)
+	}
 }
 
 // TestSearchCountsStopAtTheCap: a search matching more than store.CountCap functions counts up to
