@@ -2,19 +2,26 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode"
 
-	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
-	"github.com/krm-catalog/krm-catalog/store"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
 )
 
@@ -87,53 +94,192 @@ func BenchmarkCatalogYAMLThroughput(b *testing.B) {
 	b.ReportMetric(ms/mb, "x-bare")
 }
 
-// BenchmarkSearchLatency searches 10,000 indexed function versions through the API and reports the
-// p95, with the p95 of GET /healthz over the same connections as the baseline. Target: p95 < 20 ms.
-func BenchmarkSearchLatency(b *testing.B) {
-	db := storetest.NewDatabase(b)
-	s := startService(b, db)
-	benchToken(b, s)
-	// 50 catalogs of 200 functions, one version each: 10,000 function versions
-	for c := range 50 {
-		name := fmt.Sprintf("catalog-%02d", c)
-		data := testcatalog.Catalog(testcatalog.Options{Name: name, Functions: 200, Group: fmt.Sprintf("team%02d.example.com", c)})
-		docs, _ := catalog.Decode("c.yaml", data)
-		cat, _ := catalog.DecodeCatalog(docs[0])
-		if _, _, err := s.store.PublishCatalog(context.Background(), store.PublishCatalogParams{
-			Name: name, Version: "1.0.0", Publisher: "example.com", Content: data, Document: docs[0], Catalog: cat,
-		}); err != nil {
-			b.Fatal(err)
+// searchShapes are the searches BenchmarkSearchLatency makes: words, prefixes, tags, runtime,
+// publisher, and the empty browse. Over the generated catalogs, "namespace", "validator", "image",
+// "generate" and "network" each match a quarter to a third of all functions.
+var searchShapes = []string{
+	"q=namespace", "q=set+lab", "q=validator", "q=image&runtime=exec", "q=polic", "q=ensure+secrets",
+	"tag=security", "q=network&tag=networking", "publisher=example.com&q=generate", "q=replicas&limit=50", "", "q=remove",
+}
+
+// searchSizes are the catalog sizes BenchmarkSearchLatency measures, in function versions:
+// KRM_CATALOG_BENCH_SEARCH_SIZES, a comma-separated list of multiples of 200 ("10000,100000"), or
+// 10,000 alone, which keeps .ci/run fast. Up to maxPublishedSize, seeding goes through the store
+// as a publish does (0.3-0.5 s per 200 functions here); above, the functions published are copied
+// in SQL (cloneFunctions).
+func searchSizes(b *testing.B) []int {
+	env := os.Getenv("KRM_CATALOG_BENCH_SEARCH_SIZES")
+	if env == "" {
+		return []int{10_000}
+	}
+	var sizes []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || n%200 != 0 {
+			b.Fatalf("KRM_CATALOG_BENCH_SEARCH_SIZES: %q is not a positive multiple of 200", f)
 		}
+		sizes = append(sizes, n)
 	}
-	queries := []string{
-		"q=namespace", "q=set+lab", "q=validator", "q=image&runtime=exec", "q=polic", "q=ensure+secrets",
-		"tag=security", "q=network&tag=networking", "publisher=example.com&q=generate", "q=replicas&limit=50", "", "q=remove",
+	return sizes
+}
+
+// maxPublishedSize is the largest size seeded by publishing.
+const maxPublishedSize = 100_000
+
+// BenchmarkSearchLatency searches catalogs of each size (catalogs of 200 functions, one version
+// each) through the API: 600 searches over 12 query shapes, each followed by GET /healthz over the
+// same connections and by the previous search algorithm (rank and count every match, straight on
+// the database) for the same query, so that all three see the same load. It reports the p50, p95
+// and p99 of the searches, their p95 against the health check's and the previous algorithm's, and
+// logs the percentiles per shape. Target: p95 < 20 ms at 100,000 function versions.
+func BenchmarkSearchLatency(b *testing.B) {
+	for _, size := range searchSizes(b) {
+		b.Run(fmt.Sprintf("versions=%d", size), func(b *testing.B) {
+			s := startService(b, storetest.NewDatabase(b))
+			benchToken(b, s)
+			if size <= maxPublishedSize {
+				seedCatalogs(b, s.store, 0, size/200)
+			} else {
+				if size%maxPublishedSize != 0 {
+					b.Fatalf("a size above %d must be a multiple of it", maxPublishedSize)
+				}
+				seedCatalogs(b, s.store, 0, maxPublishedSize/200)
+				cloneFunctions(b, s.store, size/maxPublishedSize-1)
+			}
+			if _, err := s.store.Pool().Exec(context.Background(), "VACUUM ANALYZE functions"); err != nil {
+				b.Fatal(err)
+			}
+			measureSearch(b, s)
+		})
 	}
+}
+
+// measureSearch runs the searches of BenchmarkSearchLatency against s and reports their figures.
+func measureSearch(b *testing.B, s *service) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-	var search, baseline []time.Duration
-	perQuery := map[string][]time.Duration{}
+	for _, q := range searchShapes { // warm up: connections, the first plans
+		timed(b, client, s.url+"/api/v1/functions?"+q)
+	}
+	var search, health, previous []time.Duration
+	perShape := map[string][]time.Duration{}
 	for b.Loop() {
 		for i := range 600 {
-			q := queries[i%len(queries)]
+			q := searchShapes[i%len(searchShapes)]
 			d := timed(b, client, s.url+"/api/v1/functions?"+q)
-			perQuery[q] = append(perQuery[q], d)
+			perShape[q] = append(perShape[q], d)
 			search = append(search, d)
-			baseline = append(baseline, timed(b, client, s.url+"/healthz"))
+			health = append(health, timed(b, client, s.url+"/healthz"))
+			if i%5 == 0 && os.Getenv("KRM_CATALOG_BENCH_SEARCH_PREVIOUS") != "off" {
+				// every fifth search (5 and 12 are coprime: each shape in turn), as the previous
+				// algorithm takes up to ten times as long
+				previous = append(previous, previousSearch(b, s.store.Pool(), q))
+			}
 		}
 	}
-	for _, q := range queries { // with -v: which queries make the tail
-		d := perQuery[q]
-		slices.Sort(d)
-		b.Logf("%-40q p50 %6.2f ms  p95 %6.2f ms", q, float64(d[len(d)/2].Microseconds())/1000, float64(d[len(d)*95/100].Microseconds())/1000)
+	for _, q := range searchShapes {
+		d := perShape[q]
+		b.Logf("%-36q p50 %6.2f  p95 %6.2f  p99 %6.2f ms", q, quantileMS(d, 0.5), quantileMS(d, 0.95), quantileMS(d, 0.99))
 	}
-	p := func(d []time.Duration, q float64) float64 {
-		slices.Sort(d)
-		return float64(d[int(q*float64(len(d)-1))].Microseconds()) / 1000
+	b.ReportMetric(quantileMS(search, 0.5), "ms-p50")
+	b.ReportMetric(quantileMS(search, 0.95), "ms-p95")
+	b.ReportMetric(quantileMS(search, 0.99), "ms-p99")
+	b.ReportMetric(quantileMS(search, 0.95)/quantileMS(health, 0.95), "x-healthz-p95")
+	if len(previous) > 0 {
+		b.ReportMetric(quantileMS(previous, 0.95), "ms-previous-p95")
+		b.ReportMetric(quantileMS(search, 0.95)/quantileMS(previous, 0.95), "x-previous-p95")
 	}
-	b.ReportMetric(p(search, 0.5), "ms-p50")
-	b.ReportMetric(p(search, 0.95), "ms-p95")
-	b.ReportMetric(p(search, 0.99), "ms-p99")
-	b.ReportMetric(p(search, 0.95)/p(baseline, 0.95), "x-healthz-p95")
+}
+
+// quantileMS returns the q-quantile of d in milliseconds; it sorts d.
+func quantileMS(d []time.Duration, q float64) float64 {
+	slices.Sort(d)
+	return float64(d[int(q*float64(len(d)-1))].Microseconds()) / 1000
+}
+
+// previousSearch runs the search as the store did before issue 17, straight on the database, and
+// returns how long it took: the page ranked with ts_rank over every match, and at the same time,
+// on a second connection, the facets counted over every match (the total is the publisher
+// facet's sum). It is the baseline that shows what the tiers and the capped counts change.
+func previousSearch(b *testing.B, pool *pgxpool.Pool, rawQuery string) time.Duration {
+	v, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var words []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(v.Get("q")), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		words = append(words, w+":*")
+	}
+	tsq := strings.Join(words, " & ")
+	limit := 20
+	if l := v.Get("limit"); l != "" {
+		limit, _ = strconv.Atoi(l)
+	}
+	tags := append([]string{}, v["tag"]...)
+	args := []any{pgx.QueryExecModeCacheDescribe, tsq, tags, v.Get("publisher"), v.Get("runtime"), limit}
+	// filters on alias a, leaving out the facet skip
+	filters := func(a, skip string) string {
+		c := ""
+		if len(tags) > 0 && skip != "tag" {
+			c += " AND " + a + ".tags @> $2::text[]"
+		}
+		if v.Get("publisher") != "" && skip != "publisher" {
+			c += " AND " + a + ".publisher = $3"
+		}
+		if v.Get("runtime") != "" && skip != "runtime" {
+			c += " AND " + a + ".runtimes @> ARRAY[$4::text]"
+		}
+		return c
+	}
+	rank, match := "0::real", ""
+	if tsq != "" {
+		rank, match = "ts_rank(f.search, to_tsquery('english', $1))", " AND f.search @@ to_tsquery('english', $1)"
+	}
+	// every statement receives every argument, so each must name the type of each
+	typed := " AND num_nulls($1::text, $2::text[], $3::text, $4::text, $5::int) >= 0"
+	page := "SELECT f.fn_group, f.kind, f.description, " + rank + " AS rank FROM functions f WHERE cardinality(f.versions) > 0" +
+		match + filters("f", "") + typed + " ORDER BY rank DESC, f.fn_group, f.kind LIMIT $5"
+	var facets []string
+	prefix, src, alias := "", "functions f", "f"
+	if tsq != "" {
+		prefix = "WITH m AS MATERIALIZED (SELECT f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0" + match + ") "
+		src, alias = "m", "m"
+	}
+	for i, f := range []struct{ name, value, from string }{
+		{"publisher", alias + ".publisher", src},
+		{"tag", "t", src + ", unnest(" + alias + ".tags) AS t"},
+		{"runtime", "r", src + ", unnest(" + alias + ".runtimes) AS r"},
+	} {
+		others := filters(alias, f.name)
+		if tsq == "" && others == "" {
+			facets = append(facets, fmt.Sprintf("SELECT %d, value, count FROM facet_totals WHERE facet = '%s' AND count > 0", i, f.name))
+			continue
+		}
+		where := " WHERE true" + others
+		if tsq == "" {
+			where = " WHERE cardinality(f.versions) > 0" + others
+		}
+		facets = append(facets, fmt.Sprintf("SELECT %d, %s, count(*) FROM %s%s GROUP BY 2", i, f.value, f.from, where))
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, sql := range []string{page, prefix + "SELECT * FROM (" + strings.Join(facets, " UNION ALL ") + ") c WHERE true" + typed} {
+		wg.Go(func() {
+			rows, err := pool.Query(context.Background(), sql, args...)
+			if err == nil {
+				for rows.Next() {
+				}
+				rows.Close()
+				err = rows.Err()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		b.Fatalf("previous search %q: %v", rawQuery, err)
+	}
+	return time.Since(start)
 }
 
 // BenchmarkPublish100 publishes 100-function catalogs (each a new version) and reports the median

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
 	"github.com/krm-catalog/krm-catalog/store"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
@@ -25,27 +24,14 @@ func BenchmarkFunctionPage(b *testing.B) {
 		b.Fatal(err)
 	}
 	// 50 catalogs of 200 functions, straight through the store: 10,000 functions
-	for c := range 50 {
-		name := fmt.Sprintf("catalog-%02d", c)
-		data := testcatalog.Catalog(testcatalog.Options{Name: name, Functions: 200, Group: fmt.Sprintf("team%02d.example.com", c)})
-		docs, _ := catalog.Decode("c.yaml", data)
-		cat, err := catalog.DecodeCatalog(docs[0])
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, _, err := s.store.PublishCatalog(context.Background(), store.PublishCatalogParams{
-			Name: name, Version: "1.0.0", Publisher: "example.com", Content: data, Document: docs[0], Catalog: cat,
-		}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	seedCatalogs(b, s.store, 0, 50)
 	if res, err := s.store.SearchFunctions(context.Background(), store.SearchQuery{Limit: 1}); err != nil || res.Total != 10_000 {
 		b.Fatalf("seeded %d functions (%v), want 10,000", res.Total, err)
 	}
 	// functions across the groups, of each runtime (the generator cycles container, exec, starlark)
 	var paths []string
 	for i := range 30 {
-		paths = append(paths, fmt.Sprintf("/functions/team%02d.example.com/%s", (i*7)%50, testcatalog.Kind((i*37)%200)))
+		paths = append(paths, fmt.Sprintf("/functions/team%04d.example.com/%s", (i*7)%50, testcatalog.Kind((i*37)%200)))
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	for _, p := range paths { // warm up: connections, plans, page buffers

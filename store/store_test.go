@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -493,5 +494,171 @@ UNION ALL SELECT 'runtime', r, count(*) FROM functions, unnest(runtimes) r WHERE
 	}
 	if got.Total != want["publisher/example.com"] {
 		t.Errorf("total %d, want %d", got.Total, want["publisher/example.com"])
+	}
+}
+
+// rankedCatalog lists functions that each match the word "lantern" in one place only.
+const rankedCatalog = `apiVersion: config.kubernetes.io/v1alpha1
+kind: KRMFunctionCatalog
+metadata:
+  name: ranked
+spec:
+  krmFunctions:
+` + rankedFn + rankedFn + rankedFn + rankedFn + rankedFn + rankedFn
+
+const rankedFn = `    - group: %s
+      names:
+        kind: %s
+      description: %s
+      publisher: example.com
+      tags: [%s]
+      versions:
+        - name: v1
+          runtime:
+            container:
+              image: registry.example.com/fn/x@sha256:0000000000000000000000000000000000000000000000000000000000000000
+`
+
+// TestSearchTiers: the exact kind first, then a match in the name, then in the description, then
+// anywhere (tags); by group and kind within each, across page boundaries.
+func TestSearchTiers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	mustToken(t, s, "example.com")
+	data := fmt.Sprintf(rankedCatalog,
+		"b.example.com", "TagOnly", "Nothing to see.", "lantern",
+		"a.example.com", "DescribesIt", "Lights a lantern.", "x",
+		"b.example.com", "LanternHolder", "Holds.", "x",
+		"lantern.example.com", "Grouped", "Grouped.", "x",
+		"a.example.com", "Lantern", "The exact kind.", "x",
+		"a.example.com", "Unrelated", "Nothing.", "x")
+	if _, _, err := publish(t, s, "example.com", "ranked", "1.0.0", []byte(data)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"4 a.example.com/Lantern", "3 b.example.com/LanternHolder", "3 lantern.example.com/Grouped", "2 a.example.com/DescribesIt", "1 b.example.com/TagOnly"}
+	for _, limit := range []int{1, 2, 3, 10} {
+		var got []string
+		token := ""
+		for range 10 {
+			res, err := s.SearchFunctions(ctx, store.SearchQuery{Text: "lantern", Limit: limit, PageToken: token})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Total != 5 || res.TotalCapped {
+				t.Errorf("limit %d: total %d (capped %v), want 5", limit, res.Total, res.TotalCapped)
+			}
+			for _, f := range res.Functions {
+				got = append(got, fmt.Sprintf("%g %s/%s", f.Rank, f.Group, f.Kind))
+			}
+			if token = res.NextPageToken; token == "" {
+				break
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("pages of %d (-want +got):\n%s", limit, diff)
+		}
+	}
+	// the exact kind ignores case, spaces and punctuation
+	res, err := s.SearchFunctions(ctx, store.SearchQuery{Text: "lantern-HOLDER"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Functions) != 1 || res.Functions[0].Kind != "LanternHolder" || res.Functions[0].Rank != 4 {
+		t.Errorf("exact kind: %+v", res.Functions)
+	}
+	// the beginning of a kind typed as one word finds it in the name tier
+	res, err = s.SearchFunctions(ctx, store.SearchQuery{Text: "LanternHol"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Functions) != 1 || res.Functions[0].Kind != "LanternHolder" || res.Functions[0].Rank != 3 || res.Total != 1 {
+		t.Errorf("kind prefix: total %d, %+v", res.Total, res.Functions)
+	}
+}
+
+// TestSearchCountsStopAtTheCap: a search matching more than store.CountCap functions counts up to
+// the cap and says so, for the total and for the facets it counted; an empty search, and one
+// filter alone, read the exact totals each publish keeps.
+func TestSearchCountsStopAtTheCap(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	mustToken(t, s, "example.com")
+	const catalogs = 3 // 600 functions
+	for c := range catalogs {
+		name := fmt.Sprintf("cap-%d", c)
+		data := testcatalog.Catalog(testcatalog.Options{Name: name, Functions: 200, Group: name + ".example.com"})
+		if _, _, err := publish(t, s, "example.com", name, "1.0.0", data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const all = catalogs * 200
+	tests := []struct {
+		name   string
+		q      store.SearchQuery
+		total  int
+		capped bool
+		// the facets whose counts are capped
+		cappedFacets []string
+	}{
+		{"everything, kept", store.SearchQuery{}, all, false, nil},
+		{"one runtime, kept", store.SearchQuery{Runtime: "exec"}, 201, false, nil}, // i%3 == 1 of 200, in 3 catalogs
+		{"one tag, kept", store.SearchQuery{Tags: []string{"security"}}, 150, false, nil},
+		{"words in every description", store.SearchQuery{Text: "every matching"}, store.CountCap, true, []string{"publisher", "runtime", "tag"}},
+		{"narrow words", store.SearchQuery{Text: "ensure secrets"}, 6, false, nil},
+		{"broad words, narrowed by a filter", store.SearchQuery{Text: "every", Runtime: "exec"}, 201, false, []string{"runtime"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := s.SearchFunctions(ctx, tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Total != tt.total || res.TotalCapped != tt.capped {
+				t.Errorf("total %d, capped %v; want %d, %v", res.Total, res.TotalCapped, tt.total, tt.capped)
+			}
+			var capped []string
+			for name, counts := range map[string][]store.FacetCount{"publisher": res.Facets.Publisher, "tag": res.Facets.Tag, "runtime": res.Facets.Runtime} {
+				if len(counts) == 0 {
+					t.Errorf("facet %s is empty", name)
+					continue
+				}
+				sum := 0
+				for _, c := range counts {
+					sum += c.Count
+					if c.Capped != counts[0].Capped {
+						t.Errorf("facet %s: capped differs between values: %+v", name, counts)
+					}
+				}
+				if counts[0].Capped {
+					capped = append(capped, name)
+					if name == "publisher" && sum > store.CountCap {
+						t.Errorf("capped publisher facet counted %d matches", sum)
+					}
+				}
+			}
+			slices.Sort(capped)
+			want := slices.Clone(tt.cappedFacets)
+			slices.Sort(want)
+			if diff := cmp.Diff(want, capped); diff != "" {
+				t.Errorf("capped facets (-want +got):\n%s", diff)
+			}
+			if (res.NextPageToken != "") != (tt.total > 20) {
+				t.Errorf("next page token %q with %d results", res.NextPageToken, tt.total)
+			}
+		})
+	}
+	// kept totals are exact beyond the cap
+	res, err := s.SearchFunctions(ctx, store.SearchQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.FacetCount{{Value: "container", Count: 201}, {Value: "exec", Count: 201}, {Value: "starlark", Count: 198}}
+	if diff := cmp.Diff(want, res.Facets.Runtime); diff != "" {
+		t.Errorf("runtime facet of everything (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]store.FacetCount{{Value: "example.com", Count: all}}, res.Facets.Publisher); diff != "" {
+		t.Errorf("publisher facet of everything (-want +got):\n%s", diff)
 	}
 }

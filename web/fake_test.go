@@ -25,6 +25,8 @@ type fakeStore struct {
 	searched store.SearchQuery
 	// fail makes every method fail with it.
 	fail error
+	// countCap, when set, makes searches count as the store does past store.CountCap.
+	countCap int
 }
 
 var published = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
@@ -140,6 +142,14 @@ func (f *fakeStore) SearchFunctions(_ context.Context, q store.SearchQuery) (sto
 	}
 	slices.SortFunc(res.Facets.Tag, byCount)
 	slices.SortFunc(res.Facets.Runtime, byCount)
+	if f.countCap > 0 && res.Total > f.countCap {
+		res.Total, res.TotalCapped = f.countCap, true
+		for _, fc := range [][]store.FacetCount{res.Facets.Publisher, res.Facets.Tag, res.Facets.Runtime} {
+			for i := range fc {
+				fc[i].Capped = true
+			}
+		}
+	}
 	if q.Limit > 0 && len(res.Functions) > q.Limit {
 		res.Functions = res.Functions[:q.Limit]
 		res.NextPageToken = "next"

@@ -16,8 +16,10 @@ type link struct {
 
 // facetValue is one value of a facet: selecting it adds (or, when active, removes) its filter.
 type facetValue struct {
-	Value  string
-	Count  int
+	Value string
+	Count int
+	// Capped: the count was taken over the first matches only (store.CountCap); at least Count.
+	Capped bool
 	Active bool
 	URL    string
 }
@@ -45,6 +47,7 @@ type homePage struct {
 	Base        string
 	Params      searchParams
 	Total       int
+	TotalCapped bool // more than Total match: the page says "500+" and numbers no last page
 	Functions   []resultCard
 	Facets      []facetGroup
 	HasFacets   bool // some facet has a value to show
@@ -71,7 +74,7 @@ func (s *Site) home(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	h := homePage{Base: baseURL(r), Params: p, Total: res.Total, Page: p.pageNumber(), AllURL: "/"}
+	h := homePage{Base: baseURL(r), Params: p, Total: res.Total, TotalCapped: res.TotalCapped, Page: p.pageNumber(), AllURL: "/"}
 	h.Pages = max(1, (res.Total+pageSize-1)/pageSize)
 	for _, f := range res.Functions {
 		h.Functions = append(h.Functions, card(f, p))
@@ -125,7 +128,7 @@ func facets(p searchParams, f store.Facets) []facetGroup {
 		g := facetGroup{ID: id, Label: label}
 		for i, c := range counts {
 			on := active(c.Value)
-			v := facetValue{Value: c.Value, Count: c.Count, Active: on, URL: toggle(c.Value, on).URL()}
+			v := facetValue{Value: c.Value, Count: c.Count, Capped: c.Capped, Active: on, URL: toggle(c.Value, on).URL()}
 			if i < facetShown || on {
 				g.Values = append(g.Values, v)
 			} else {

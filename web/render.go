@@ -32,13 +32,14 @@ type pages struct {
 
 func parsePages(a *assets) (*pages, error) {
 	funcs := template.FuncMap{
-		"asset":     a.url,
-		"shortHash": shortHash,
-		"date":      func(t time.Time) string { return t.UTC().Format("2 Jan 2006") },
-		"datetime":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"size":      func(n int) string { return humanize.IBytes(uint64(max(n, 0))) },
-		"plural":    plural,
-		"join":      strings.Join,
+		"asset":         a.url,
+		"shortHash":     shortHash,
+		"date":          func(t time.Time) string { return t.UTC().Format("2 Jan 2006") },
+		"datetime":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"size":          func(n int) string { return humanize.IBytes(uint64(max(n, 0))) },
+		"plural":        plural,
+		"pluralAtLeast": pluralAtLeast,
+		"join":          strings.Join,
 		// a link's text without the scheme, which says nothing to people
 		"displayURL": func(u string) string { return strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://") },
 	}
@@ -197,6 +198,14 @@ func shortHash(d string) string {
 		return hex
 	}
 	return algo + ":" + hex
+}
+
+// pluralAtLeast writes plural(n, one, many), or "1,000+ functions" when more than n are counted.
+func pluralAtLeast(n int, more bool, one, many string) string {
+	if !more {
+		return plural(n, one, many)
+	}
+	return humanize.Comma(int64(n)) + "+ " + many
 }
 
 // plural writes "1 function" or "3 functions".

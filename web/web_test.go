@@ -106,6 +106,34 @@ func TestPages(t *testing.T) {
 	}
 }
 
+// TestCappedCounts: when the store stopped counting, the page says "at least" for the total and
+// the facets, and numbers no last page.
+func TestCappedCounts(t *testing.T) {
+	t.Parallel()
+	fs := newFakeStore(t)
+	fs.countCap = 3
+	h := newSite(t, Config{Store: fs})
+	r := get(t, h, "/?q=e")
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d\n%s", r.status, r.body)
+	}
+	for _, want := range []string{"3&#43; functions match “e”", `<span class="visually-hidden">at least </span>`} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(r.body, " of 1</span>") {
+		t.Error("a capped search numbers its last page")
+	}
+	if problems := lintHTML(r.body); len(problems) > 0 {
+		t.Errorf("HTML problems:\n%s", strings.Join(problems, "\n"))
+	}
+	fs.countCap = 1000
+	if r := get(t, h, "/?q=e"); !strings.Contains(r.body, "functions match “e”") || strings.Contains(r.body, "&#43; functions") {
+		t.Errorf("an exact count is shown as capped")
+	}
+}
+
 // lintHTML checks what the pages promise: landmarks, one h1, labelled controls, unique ids, ids
 // that labels and copy buttons name, and nothing that the Content-Security-Policy would block.
 func lintHTML(page string) []string {

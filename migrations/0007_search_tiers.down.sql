@@ -1,0 +1,2 @@
+DROP INDEX functions_kind_lower;
+ALTER TABLE functions DROP COLUMN text_search, DROP COLUMN name_search;
