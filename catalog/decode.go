@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 	"github.com/krm-catalog/krm-catalog/schemas"
 )
 
@@ -249,7 +249,7 @@ func splitJSON(file string, data []byte) ([]segment, Findings) {
 	}
 }
 
-var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlErrLine = lazyre.New(`^yaml: line (\d+): (.*)$`)
 
 func decodeSegment(file string, index int, s segment) (*Document, Findings) {
 	fail := func(line, col int, pointer, msg string) (*Document, Findings) {
@@ -263,7 +263,7 @@ func decodeSegment(file string, index int, s segment) (*Document, Findings) {
 	if err := yaml.Unmarshal(text, &doc); err != nil {
 		msg := err.Error()
 		line := 1
-		if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+		if m := yamlErrLine().FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		} else {

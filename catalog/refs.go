@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"net/url"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/opencontainers/go-digest"
+
+	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 )
 
 // ImageRef is a parsed container image reference.
@@ -197,11 +198,11 @@ func isDigestSyntax(s string) bool {
 	return !atStart
 }
 
-var semverTag = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+var semverTag = lazyre.New(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 
 // IsSemverTag reports whether an image tag is a semantic version (v1.2.3, 1.2.3-rc.1), the case in
 // which the KEP requires a digest.
-func IsSemverTag(tag string) bool { return semverTag.MatchString(tag) }
+func IsSemverTag(tag string) bool { return semverTag().MatchString(tag) }
 
 // checkHTTPURL returns why s is not an absolute http(s) URL, or "".
 func checkHTTPURL(s string) string {
@@ -273,7 +274,7 @@ func checkBinPath(bin string) string {
 	return ""
 }
 
-var spdxToken = regexp.MustCompile(`^(\(|\)|AND|OR|WITH|[A-Za-z0-9][A-Za-z0-9.+-]*:?[A-Za-z0-9.+-]*)$`)
+var spdxToken = lazyre.New(`^(\(|\)|AND|OR|WITH|[A-Za-z0-9][A-Za-z0-9.+-]*:?[A-Za-z0-9.+-]*)$`)
 
 // checkLicense returns why s is not an SPDX license expression, or "". The KEP's "Apache 2.0" is accepted.
 func checkLicense(s string) string {
@@ -286,7 +287,7 @@ func checkLicense(s string) string {
 	tokens := strings.Fields(strings.NewReplacer("(", " ( ", ")", " ) ").Replace(s))
 	depth, wantOperand := 0, true
 	for _, t := range tokens {
-		if !spdxToken.MatchString(t) {
+		if !spdxToken().MatchString(t) {
 			return bad()
 		}
 		switch t {
