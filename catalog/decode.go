@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -15,6 +14,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 	"github.com/krm-catalog/krm-catalog/schemas"
 )
 
@@ -250,7 +250,7 @@ func splitJSON(file string, data []byte) ([]segment, Findings) {
 	}
 }
 
-var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlErrLine = lazyre.New(`^yaml: line (\d+): (.*)$`)
 
 func decodeSegment(file string, index int, s segment) (*Document, Findings) {
 	fail := func(line, col int, pointer, msg string) (*Document, Findings) {
@@ -264,7 +264,7 @@ func decodeSegment(file string, index int, s segment) (*Document, Findings) {
 	if err := yaml.Unmarshal(text, &doc); err != nil {
 		msg := err.Error()
 		line := 1
-		if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+		if m := yamlErrLine().FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		} else {

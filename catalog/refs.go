@@ -1,15 +1,17 @@
 package catalog
 
 import (
+	"errors"
 	// The digest package needs the sha256 implementation registered to accept sha256 digests.
 	_ "crypto/sha256"
 	"fmt"
 	"net/url"
 	"path"
-	"regexp"
 	"strings"
 
-	"github.com/distribution/reference"
+	"github.com/opencontainers/go-digest"
+
+	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 )
 
 // ImageRef is a parsed container image reference.
@@ -19,31 +21,188 @@ type ImageRef struct {
 	Digest string // "sha256:<hex>", when pinned
 }
 
+// Errors of ParseImage, worded as distribution/reference words them.
+var (
+	errRefFormat    = errors.New("invalid reference format")
+	errRefUppercase = errors.New("repository name must be lowercase")
+	errRefEmpty     = errors.New("repository name must have at least one component")
+	errRefTooLong   = errors.New("repository name must not be more than 255 characters")
+)
+
 // ParseImage parses an image reference: name, name:tag, name@sha256:..., or name:tag@sha256:....
+//
+// It accepts what distribution/reference's Parse accepts, with its error messages
+// (FuzzParseImage holds it to that package), but by hand: that package compiles a dozen regular
+// expressions when the program starts, which every krm-catalog command paid.
 func ParseImage(s string) (ImageRef, error) {
-	ref, err := reference.Parse(s)
+	ref, err := parseImage(s)
+	if errors.Is(err, errRefFormat) && s != "" {
+		if _, lowerErr := parseImage(strings.ToLower(s)); lowerErr == nil || !errors.Is(lowerErr, errRefFormat) {
+			err = errRefUppercase
+		}
+	}
 	if err != nil {
 		return ImageRef{}, fmt.Errorf("invalid image reference %q: %w", s, err)
 	}
-	named, ok := ref.(reference.Named)
-	if !ok {
-		return ImageRef{}, fmt.Errorf("invalid image reference %q: no repository name", s)
+	return ref, nil
+}
+
+// parseImage follows the grammar of distribution/reference:
+//
+//	reference := name [ ":" tag ] [ "@" digest ]
+//	name      := [ domain "/" ] path-component [ "/" path-component ]*
+func parseImage(s string) (ImageRef, error) {
+	if s == "" {
+		return ImageRef{}, errRefEmpty
 	}
-	out := ImageRef{Name: named.Name()}
-	if t, ok := ref.(reference.Tagged); ok {
-		out.Tag = t.Tag()
+	var out ImageRef
+	rest := s
+	if i := strings.IndexByte(rest, '@'); i >= 0 {
+		rest, out.Digest = rest[:i], rest[i+1:]
+		if !isDigestSyntax(out.Digest) {
+			return ImageRef{}, errRefFormat
+		}
 	}
-	if d, ok := ref.(reference.Digested); ok {
-		out.Digest = d.Digest().String()
+	// a colon after the last slash starts the tag: a name holds colons only in its domain's port
+	if i := strings.LastIndexByte(rest, ':'); i > strings.LastIndexByte(rest, '/') {
+		rest, out.Tag = rest[:i], rest[i+1:]
+		if !isTag(out.Tag) {
+			return ImageRef{}, errRefFormat
+		}
+	}
+	out.Name = rest
+	path := rest
+	if i := strings.IndexByte(rest, '/'); i >= 0 && isDomain(rest[:i]) && isRemoteName(rest[i+1:]) {
+		path = rest[i+1:]
+	} else if !isRemoteName(rest) {
+		return ImageRef{}, errRefFormat
+	}
+	if len(path) > 255 {
+		return ImageRef{}, errRefTooLong
+	}
+	if out.Digest != "" {
+		d, err := digest.Parse(out.Digest)
+		if err != nil {
+			return ImageRef{}, err
+		}
+		out.Digest = d.String()
 	}
 	return out, nil
 }
 
-var semverTag = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+func isLowerAlnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+func isAlnum(c byte) bool      { return isLowerAlnum(c) || 'A' <= c && c <= 'Z' }
+func isWord(c byte) bool       { return isAlnum(c) || c == '_' }
+func isHex(c byte) bool        { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+// isRemoteName: path components separated by "/".
+func isRemoteName(s string) bool {
+	for _, c := range strings.Split(s, "/") {
+		if !isPathComponent(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// isPathComponent: [a-z0-9]+ runs joined by one separator: ".", "_", "__" or any run of "-".
+func isPathComponent(s string) bool {
+	if s == "" || !isLowerAlnum(s[0]) || !isLowerAlnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 0; i < len(s); {
+		if isLowerAlnum(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && !isLowerAlnum(s[j]) {
+			j++
+		}
+		switch sep := s[i:j]; {
+		case sep == "." || sep == "_" || sep == "__":
+		case strings.Trim(sep, "-") == "":
+		default:
+			return false
+		}
+		i = j
+	}
+	return true
+}
+
+// isDomain: a host (DNS name, or [IPv6] address) with an optional :port.
+func isDomain(s string) bool {
+	host := s
+	if i := strings.LastIndexByte(s, ':'); i >= 0 && (s[0] != '[' || i > strings.IndexByte(s, ']')) {
+		port := s[i+1:]
+		if port == "" || strings.Trim(port, "0123456789") != "" {
+			return false
+		}
+		host = s[:i]
+	}
+	if strings.HasPrefix(host, "[") {
+		addr, ok := strings.CutSuffix(host[1:], "]")
+		return ok && addr != "" && strings.Trim(addr, "0123456789abcdefABCDEF:") == ""
+	}
+	for _, c := range strings.Split(host, ".") {
+		if c == "" || !isAlnum(c[0]) || !isAlnum(c[len(c)-1]) {
+			return false
+		}
+		for i := 0; i < len(c); i++ {
+			if !isAlnum(c[i]) && c[i] != '-' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isTag: [\w][\w.-]{0,127}.
+func isTag(s string) bool {
+	if s == "" || len(s) > 128 || !isWord(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isWord(s[i]) && s[i] != '.' && s[i] != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// isDigestSyntax: algorithm components [A-Za-z][A-Za-z0-9]* joined by one of "-_+.", a colon,
+// and at least 32 hex digits. Whether the algorithm is known is go-digest's to say.
+func isDigestSyntax(s string) bool {
+	alg, hexPart, ok := strings.Cut(s, ":")
+	if !ok || len(hexPart) < 32 {
+		return false
+	}
+	for i := 0; i < len(hexPart); i++ {
+		if !isHex(hexPart[i]) {
+			return false
+		}
+	}
+	atStart := true
+	for i := 0; i < len(alg); i++ {
+		c := alg[i]
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			atStart = false
+		case '0' <= c && c <= '9' && !atStart:
+		case strings.IndexByte("-_+.", c) >= 0 && !atStart:
+			atStart = true
+		default:
+			return false
+		}
+	}
+	return !atStart
+}
+
+var semverTag = lazyre.New(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 
 // IsSemverTag reports whether an image tag is a semantic version (v1.2.3, 1.2.3-rc.1), the case in
 // which the KEP requires a digest.
-func IsSemverTag(tag string) bool { return semverTag.MatchString(tag) }
+func IsSemverTag(tag string) bool { return semverTag().MatchString(tag) }
 
 // checkHTTPURL returns why s is not an absolute http(s) URL, or "".
 func checkHTTPURL(s string) string {
@@ -115,7 +274,7 @@ func checkBinPath(bin string) string {
 	return ""
 }
 
-var spdxToken = regexp.MustCompile(`^(\(|\)|AND|OR|WITH|[A-Za-z0-9][A-Za-z0-9.+-]*:?[A-Za-z0-9.+-]*)$`)
+var spdxToken = lazyre.New(`^(\(|\)|AND|OR|WITH|[A-Za-z0-9][A-Za-z0-9.+-]*:?[A-Za-z0-9.+-]*)$`)
 
 // checkLicense returns why s is not an SPDX license expression, or "". The KEP's "Apache 2.0" is accepted.
 func checkLicense(s string) string {
@@ -128,7 +287,7 @@ func checkLicense(s string) string {
 	tokens := strings.Fields(strings.NewReplacer("(", " ( ", ")", " ) ").Replace(s))
 	depth, wantOperand := 0, true
 	for _, t := range tokens {
-		if !spdxToken.MatchString(t) {
+		if !spdxToken().MatchString(t) {
 			return bad()
 		}
 		switch t {

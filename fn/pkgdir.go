@@ -8,13 +8,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 )
 
 // Package is a directory of resource files read for a pipeline.
@@ -391,7 +392,7 @@ func StripInternal(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	return out, nil
 }
 
-var unsafeNameChars = regexp.MustCompile(`[^a-z0-9._-]+`)
+var unsafeNameChars = lazyre.New(`[^a-z0-9._-]+`)
 
 // defaultPath is where a generated resource goes: <kind>_<name>.yaml, lower case, as kpt names it.
 func defaultPath(n *yaml.RNode) string {
@@ -400,7 +401,7 @@ func defaultPath(n *yaml.RNode) string {
 	if name == "" {
 		name = "unnamed"
 	}
-	return unsafeNameChars.ReplaceAllString(kind, "-") + "_" + unsafeNameChars.ReplaceAllString(name, "-") + ".yaml"
+	return unsafeNameChars().ReplaceAllString(kind, "-") + "_" + unsafeNameChars().ReplaceAllString(name, "-") + ".yaml"
 }
 
 // describe names an item for error messages.

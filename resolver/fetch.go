@@ -13,11 +13,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 )
 
 // CatalogPuller pulls a catalog stored as an OCI artifact (media type
@@ -139,7 +139,7 @@ func writeAtomic(p string, data []byte) error {
 	return os.Rename(tmp.Name(), p)
 }
 
-var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+var fullSHA = lazyre.New(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
 // gitFetcher reads one file of a git repository at a ref with the git command line, so that the
 // user's git configuration (credentials, proxies, URL rewrites) applies as it does for kustomize.
@@ -183,7 +183,7 @@ func (g gitFetcher) fetch(ctx context.Context, r Ref) ([]byte, error) {
 	if _, err := run("fetch", "-q", "--depth", "1", "--", r.URL, ref); err != nil {
 		// servers refuse shallow fetches of a bare commit id unless configured to allow them; fetch
 		// everything and find the commit locally instead
-		if !fullSHA.MatchString(ref) {
+		if !fullSHA().MatchString(ref) {
 			return nil, err
 		}
 		if _, err2 := run("fetch", "-q", "--", r.URL, "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"); err2 != nil {

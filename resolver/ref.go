@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"net/url"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 )
 
 // RefKind is how a catalog is fetched.
@@ -83,7 +83,7 @@ func ParseRef(s string) (Ref, error) {
 }
 
 // scpLike is git's short ssh form, [user@]host:path; the path may not start with ':' (ext::).
-var scpLike = regexp.MustCompile(`^([A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+:[^:]`)
+var scpLike = lazyre.New(`^([A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+:[^:]`)
 
 // parseGitRef parses git::<repo>//<path>?ref=<ref>. The repository URL is https://, ssh://, git://,
 // file:// or scp-like (user@host:path); "//" after the URL's own "://" separates the file path.
@@ -133,7 +133,7 @@ func parseGitRef(s string) (Ref, error) {
 	if strings.ContainsAny(repo, " \t") {
 		return bad("the repository URL contains white space")
 	}
-	if schemeEnd == 0 && !scpLike.MatchString(repo) {
+	if schemeEnd == 0 && !scpLike().MatchString(repo) {
 		return bad("the repository must be a URL (https://, ssh://, git://, file://) or user@host:path")
 	}
 	if repo == "" || strings.HasPrefix(repo, "-") || repo[schemeEnd:] == "" {

@@ -5,18 +5,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
 // versionPattern bounds catalog version names: they appear in URLs and OCI tags.
-var versionPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+var versionPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // readBody reads a request body up to the limit; above it, the error maps to 413.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
@@ -61,7 +61,7 @@ type publishResponse struct {
 
 func (s *Server) publishCatalog(w http.ResponseWriter, r *http.Request) error {
 	name, version := chi.URLParam(r, "name"), chi.URLParam(r, "version")
-	if !versionPattern.MatchString(version) {
+	if !versionPattern().MatchString(version) {
 		return &badRequest{message: fmt.Sprintf("version %q must be 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", version)}
 	}
 	body, err := s.readBody(w, r)

@@ -1,13 +1,14 @@
 package web
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 )
 
-var kubeVersion = regexp.MustCompile(`^v([1-9][0-9]{0,8})(?:(alpha|beta)([1-9][0-9]{0,8}))?$`)
+var kubeVersion = lazyre.New(`^v([1-9][0-9]{0,8})(?:(alpha|beta)([1-9][0-9]{0,8}))?$`)
 
 // versionRank orders a Kubernetes-style API version: general availability before beta before
 // alpha, and higher numbers first within each (v2, v1, v1beta2, v1beta1, v1alpha1), as kubectl
@@ -19,7 +20,7 @@ type versionRank struct {
 }
 
 func rankOf(v string) versionRank {
-	m := kubeVersion.FindStringSubmatch(v)
+	m := kubeVersion().FindStringSubmatch(v)
 	if m == nil {
 		return versionRank{}
 	}

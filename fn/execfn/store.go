@@ -18,7 +18,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/internal/fetch"
+	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 )
 
 // MaxBinaryBytes bounds a downloaded executable or archive.
@@ -53,13 +53,13 @@ type Store struct {
 	verified map[string]bool // cache paths checked in this process
 }
 
-var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hex64 = lazyre.New(`^[0-9a-f]{64}$`)
 
 // Get returns the path of the verified executable for a platform, downloading it when the cache
 // lacks it. Nothing is made executable before its digest matches.
 func (s *Store) Get(ctx context.Context, p catalog.ExecPlatform) (string, error) {
 	want := strings.ToLower(strings.TrimPrefix(p.SHA256, "sha256:"))
-	if !hex64.MatchString(want) {
+	if !hex64().MatchString(want) {
 		return "", fmt.Errorf("exec %s: the catalog gives no valid sha256 for %s/%s", p.URI, p.OS, p.Arch)
 	}
 	name := binName(p)

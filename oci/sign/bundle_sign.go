@@ -3,7 +3,6 @@ package sign
 import (
 	"bytes"
 	"context"
-	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -11,10 +10,9 @@ import (
 
 	intotov1 "github.com/in-toto/attestation/go/v1"
 	"github.com/opencontainers/go-digest"
+	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
-	"github.com/sigstore/sigstore-go/pkg/bundle"
-	sgsign "github.com/sigstore/sigstore-go/pkg/sign"
-	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	protodsse "github.com/sigstore/protobuf-specs/gen/pb-go/dsse"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/options"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -30,8 +28,9 @@ const InTotoPayloadType = "application/vnd.in-toto+json"
 
 // SignBundle makes the sigstore bundle `cosign sign --key` of cosign v3 makes without a
 // transparency log: a DSSE envelope over an in-toto statement whose one subject is d and whose
-// predicate type is CosignSignPredicateType, with the key's hint as verification material. It is
-// built with sigstore-go's signer, as cosign builds it.
+// predicate type is CosignSignPredicateType, with the key's hint (the base64 SHA-256 of its DER
+// public key) as verification material. cosign v3 and sigstore-go verify it (the tests check
+// both).
 func (s *Signer) SignBundle(ctx context.Context, d digest.Digest) ([]byte, error) {
 	statement := &intotov1.Statement{
 		Type:          intotov1.StatementTypeUri,
@@ -43,84 +42,44 @@ func (s *Signer) SignBundle(ctx context.Context, d digest.Digest) ([]byte, error
 	if err != nil {
 		return nil, fmt.Errorf("sign bundle: %w", err)
 	}
-	kp, err := newKeypair(s.sv)
+	der, err := x509.MarshalPKIXPublicKey(s.pub.Key)
 	if err != nil {
 		return nil, fmt.Errorf("sign bundle: %w", err)
 	}
-	pb, err := sgsign.Bundle(&sgsign.DSSEData{Data: payload, PayloadType: InTotoPayloadType}, kp, sgsign.BundleOptions{Context: ctx})
+	hint := sha256.Sum256(der)
+	sig, err := s.signPrehashed(ctx, pae(InTotoPayloadType, payload))
 	if err != nil {
 		return nil, fmt.Errorf("sign bundle: %w", err)
 	}
-	b, err := (&bundle.Bundle{Bundle: pb}).MarshalJSON()
+	b, err := protojson.Marshal(&protobundle.Bundle{
+		MediaType: BundleMediaType,
+		VerificationMaterial: &protobundle.VerificationMaterial{
+			Content: &protobundle.VerificationMaterial_PublicKey{
+				PublicKey: &protocommon.PublicKeyIdentifier{Hint: base64.StdEncoding.EncodeToString(hint[:])},
+			},
+		},
+		Content: &protobundle.Bundle_DsseEnvelope{DsseEnvelope: &protodsse.Envelope{
+			Payload: payload, PayloadType: InTotoPayloadType, Signatures: []*protodsse.Signature{{Sig: sig}},
+		}},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("sign bundle: %w", err)
 	}
 	return b, nil
 }
 
-// keypair adapts a cosign signer to sigstore-go's Keypair, as cosign v3 does internally: the hint
-// is the base64 SHA-256 of the DER public key.
-type keypair struct {
-	sv   signature.SignerVerifier
-	pub  crypto.PublicKey
-	hint []byte
-	alg  signature.AlgorithmDetails
-}
-
-func newKeypair(sv signature.SignerVerifier) (*keypair, error) {
-	pub, err := sv.PublicKey()
+// signPrehashed signs data as sigstore-go's signer does for cosign: the key's default hash over
+// the data, passed as the digest to sign (ED25519 keys sign in their pre-hashed mode).
+func (s *Signer) signPrehashed(ctx context.Context, data []byte) ([]byte, error) {
+	alg, err := signature.GetDefaultAlgorithmDetails(s.pub.Key, options.WithED25519ph())
 	if err != nil {
 		return nil, err
 	}
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(der)
-	alg, err := signature.GetDefaultAlgorithmDetails(pub, options.WithED25519ph())
-	if err != nil {
-		return nil, err
-	}
-	return &keypair{sv: sv, pub: pub, hint: []byte(base64.StdEncoding.EncodeToString(sum[:])), alg: alg}, nil
-}
-
-func (k *keypair) GetHashAlgorithm() protocommon.HashAlgorithm { return k.alg.GetProtoHashType() }
-func (k *keypair) GetSigningAlgorithm() protocommon.PublicKeyDetails {
-	return k.alg.GetSignatureAlgorithm()
-}
-func (k *keypair) GetHint() []byte                { return k.hint }
-func (k *keypair) GetPublicKey() crypto.PublicKey { return k.pub }
-
-func (k *keypair) GetKeyAlgorithm() string {
-	switch k.alg.GetKeyType() {
-	case signature.ECDSA:
-		return "ECDSA"
-	case signature.RSA:
-		return "RSA"
-	case signature.ED25519:
-		return "ED25519"
-	}
-	return ""
-}
-
-func (k *keypair) GetPublicKeyPem() (string, error) {
-	b, err := cryptoutils.MarshalPublicKeyToPEM(k.pub)
-	return string(b), err
-}
-
-// SignData signs data, returning the signature and the digest that was signed.
-func (k *keypair) SignData(ctx context.Context, data []byte) ([]byte, []byte, error) {
 	opts := []signature.SignOption{options.WithContext(ctx)}
-	var sum []byte
-	if h := k.alg.GetHashType(); h != 0 {
+	if h := alg.GetHashType(); h != 0 {
 		hh := h.New()
 		hh.Write(data)
-		sum = hh.Sum(nil)
-		opts = append(opts, options.WithDigest(sum))
+		opts = append(opts, options.WithDigest(hh.Sum(nil)))
 	}
-	sig, err := k.sv.SignMessage(bytes.NewReader(data), opts...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return sig, sum, nil
+	return s.sv.SignMessage(bytes.NewReader(data), opts...)
 }

@@ -3,13 +3,19 @@ package sign_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/opencontainers/go-digest"
 	"github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/root"
 	sgsign "github.com/sigstore/sigstore-go/pkg/sign"
+	"github.com/sigstore/sigstore-go/pkg/verify"
+	"github.com/sigstore/sigstore/pkg/signature"
+	"github.com/sigstore/sigstore/pkg/signature/options"
 
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
@@ -130,5 +136,82 @@ func TestParseBundleRefusals(t *testing.T) {
 		if _, err := sign.ParseBundle([]byte(in)); !errors.Is(err, sign.ErrMalformed) {
 			t.Errorf("%s: err = %v, want ErrMalformed", name, err)
 		}
+	}
+}
+
+// TestBundlesAgreeWithSigstoreGo holds the bundle code to sigstore-go, which it replaces in the
+// binary: what SignBundle makes, sigstore-go verifies (key-based, offline, over the digest), and
+// what sigstore-go signs, VerifyBundle verifies, for both kinds of bundle content.
+func TestBundlesAgreeWithSigstoreGo(t *testing.T) {
+	t.Parallel()
+	signer, pub, _ := keyPair(t, "ours")
+	ours, err := signer.SignBundle(context.Background(), digestA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb bundle.Bundle
+	if err := sb.UnmarshalJSON(ours); err != nil {
+		t.Fatalf("sigstore-go refuses our bundle: %v", err)
+	}
+	trusted := root.NewTrustedPublicKeyMaterial(func(string) (root.TimeConstrainedVerifier, error) {
+		v, err := signature.LoadDefaultVerifier(pub.Key, options.WithED25519ph())
+		return root.NewExpiringKey(v, time.Time{}, time.Time{}), err
+	})
+	v, err := verify.NewVerifier(trusted, verify.WithNoObserverTimestamps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBytes, _ := hex.DecodeString(digestA.Encoded())
+	if _, err := v.Verify(&sb, verify.NewPolicy(verify.WithArtifactDigest("sha256", wantBytes), verify.WithKey())); err != nil {
+		t.Errorf("sigstore-go does not verify our bundle: %v", err)
+	}
+
+	kp, err := sgsign.NewEphemeralKeypair(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirKey, err := sign.NewPublicKey("sigstore-go", kp.GetPublicKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	statement, _ := json.Marshal(map[string]any{
+		"_type":         "https://in-toto.io/Statement/v1",
+		"subject":       []any{map[string]any{"digest": map[string]any{"sha256": digestA.Encoded()}}},
+		"predicateType": sign.CosignSignPredicateType,
+		"predicate":     map[string]any{},
+	})
+	artifact := []byte("an artifact signed as a message")
+	tests := []struct {
+		name    string
+		content sgsign.Content
+		want    digest.Digest
+	}{
+		{"DSSE envelope", &sgsign.DSSEData{Data: statement, PayloadType: sign.InTotoPayloadType}, digestA},
+		{"message signature", &sgsign.PlainData{Data: artifact}, digest.FromBytes(artifact)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pb, err := sgsign.Bundle(tc.content, kp, sgsign.BundleOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := (&bundle.Bundle{Bundle: pb}).MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := sign.ParseBundle(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sign.VerifyBundle(b, []sign.PublicKey{pub, theirKey}, tc.want); err != nil {
+				t.Errorf("VerifyBundle: %v", err)
+			}
+			if _, err := sign.VerifyBundle(b, []sign.PublicKey{pub}, tc.want); !errors.Is(err, sign.ErrUntrusted) {
+				t.Errorf("with another key: err = %v, want ErrUntrusted", err)
+			}
+			if _, err := sign.VerifyBundle(b, []sign.PublicKey{theirKey}, digestB); !errors.Is(err, sign.ErrOtherDigest) {
+				t.Errorf("over another digest: err = %v, want ErrOtherDigest", err)
+			}
+		})
 	}
 }
