@@ -88,17 +88,7 @@ func (c *Client) put(ctx context.Context, path string, body []byte) (Published, 
 		return out, fmt.Errorf("read response: %w", err)
 	}
 	if resp.StatusCode >= 300 {
-		var e struct {
-			Error Error `json:"error"`
-		}
-		if json.Unmarshal(data, &e) != nil || e.Error.Message == "" {
-			e.Error.Message = strings.TrimSpace(string(data))
-			if e.Error.Message == "" {
-				e.Error.Message = resp.Status
-			}
-		}
-		e.Error.Status = resp.StatusCode
-		return out, &e.Error
+		return out, responseError(resp, data)
 	}
 	if err := json.Unmarshal(data, &out); err != nil {
 		return out, fmt.Errorf("read response: %w", err)

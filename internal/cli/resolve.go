@@ -72,6 +72,7 @@ catalog the search does not reach is never fetched.`,
 		},
 	}
 	o.addResolveFlags(cmd.Flags())
+	cmd.ValidArgsFunction = completeFunctionArgs(&o)
 	cmd.Flags().StringVarP(&format, "output", "o", "yaml", "output format: yaml or json")
 	return cmd
 }
