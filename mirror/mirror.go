@@ -308,7 +308,11 @@ func planContainer(o Options, add adder, at string, rt func(*yaml.RNode) (*yaml.
 			// the digest stays in the sha256 field, as the author wrote it
 			image, _, _ = strings.Cut(ref, "@")
 		}
-		return n.PipeE(yaml.Lookup("container"), yaml.SetField("image", yaml.NewStringRNode(image)))
+		c, err := n.Pipe(yaml.Lookup("container"))
+		if err != nil || c == nil {
+			return errors.New("no container runtime")
+		}
+		return setString(c, "image", image)
 	})
 }
 
@@ -323,7 +327,7 @@ func planExec(o Options, add adder, f catalog.Function, v catalog.Version, at st
 			if err != nil || p == nil || len(p.Content()) <= k {
 				return fmt.Errorf("no exec.platforms[%d]", k)
 			}
-			return yaml.NewRNode(p.Content()[k]).PipeE(yaml.SetField("uri", yaml.NewStringRNode("oci://"+ref)))
+			return setString(yaml.NewRNode(p.Content()[k]), "uri", "oci://"+ref)
 		}
 	}
 	var https []int
@@ -390,9 +394,9 @@ func planStarlark(o Options, add adder, f catalog.Function, v catalog.Version, a
 			return errors.New("no starlark runtime")
 		}
 		if st.YNode().Kind == yaml.ScalarNode {
-			return n.PipeE(yaml.SetField("starlark", yaml.NewStringRNode("oci://"+ref)))
+			return setString(n, "starlark", "oci://"+ref)
 		}
-		if err := st.PipeE(yaml.SetField("ref", yaml.NewStringRNode(ref))); err != nil {
+		if err := setString(st, "ref", ref); err != nil {
 			return err
 		}
 		return st.PipeE(yaml.Clear("uri"))
@@ -422,6 +426,15 @@ func planStarlark(o Options, add adder, f catalog.Function, v catalog.Version, a
 			},
 		}, nil
 	}, subject, set)
+}
+
+// setString sets a string field, keeping the old value's comments and quoting when it had one.
+func setString(n *yaml.RNode, field, value string) error {
+	if f := n.Field(field); f != nil && f.Value.YNode().Kind == yaml.ScalarNode {
+		f.Value.YNode().Value, f.Value.YNode().Tag = value, yaml.NodeTagString
+		return nil
+	}
+	return n.PipeE(yaml.SetField(field, yaml.NewStringRNode(value)))
 }
 
 // artifactRef is where a file fetched over https goes: PREFIX/functions/GROUP/KIND:TAG.
