@@ -8,7 +8,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/schemas"
 )
 
-// Validator checks documents against their schema and the semantic rules of DESIGN §3.
+// Validator checks documents against their schema and the semantic rules of docs/design.md §3.
 // It is safe for concurrent use.
 type Validator struct {
 	schemas *schemas.Set
@@ -350,7 +350,7 @@ func (c *checker) composition(v map[string]any) {
 		tm := obj(t)
 		name := str(obj(tm["metadata"])["name"])
 		if name == "" {
-			name = kebab(str(tm["kind"]))
+			name = KebabName(str(tm["kind"]))
 		}
 		key := str(tm["apiVersion"]) + "/" + str(tm["kind"]) + "/" + name
 		if first, dup := seen[key]; dup {
@@ -358,19 +358,4 @@ func (c *checker) composition(v map[string]any) {
 		}
 		seen[key] = i
 	}
-}
-
-// kebab turns a Kind into the default transformer name KEP-2299 gives it: JavaApplication → java-application.
-func kebab(kind string) string {
-	var b strings.Builder
-	for i, r := range kind {
-		if r >= 'A' && r <= 'Z' {
-			if i > 0 {
-				b.WriteByte('-')
-			}
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -279,15 +279,6 @@ func byIDText(ss []snippet, id string) string {
 	return ""
 }
 
-func TestKebab(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{"SetNamespace": "set-namespace", "SetNamespace0": "set-namespace0", "ApplyHTTPRoutes": "apply-http-routes", "X": "x"} {
-		if got := kebab(in); got != want {
-			t.Errorf("kebab(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestSortVersions(t *testing.T) {
 	t.Parallel()
 	got := sortVersions([]string{"v1alpha1", "v1", "custom", "v2beta1", "v1beta2", "v1beta1", "v2", "v10", "v1", "alpha"})

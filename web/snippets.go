@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -151,7 +150,7 @@ func functionConfig(in snippetInput) *yaml.Node {
 	n := mapping(
 		"apiVersion", str2node(in.Group+"/"+in.Version),
 		"kind", str2node(in.Kind),
-		"metadata", mapping("name", str2node(kebab(in.Kind))),
+		"metadata", mapping("name", str2node(catalog.KebabName(in.Kind))),
 	)
 	if in.Catalog == "" && len(in.RawRuntime) > 0 {
 		rt := &yaml.Node{}
@@ -235,19 +234,6 @@ func shortDescription(d string) string {
 		d = strings.TrimSpace(string(r[:71])) + "…"
 	}
 	return d
-}
-
-// kebab writes a kind as a resource name: SetNamespace → set-namespace.
-func kebab(kind string) string {
-	var b strings.Builder
-	rs := []rune(kind)
-	for i, r := range rs {
-		if unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
-			b.WriteByte('-')
-		}
-		b.WriteRune(unicode.ToLower(r))
-	}
-	return b.String()
 }
 
 func scalar(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }

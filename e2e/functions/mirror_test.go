@@ -197,7 +197,7 @@ func TestMirror(t *testing.T) {
 		}
 	}
 
-	out = run{}.krm(t, append([]string{"resolve", "--key", mirrorPub, "-o", "json", "fn.example.com/v1", "SetLabels"}, flags(t, mirrored)...)...)
+	out = run{}.krm(t, append([]string{"resolve", "--key", mirrorPub, "--format", "json", "fn.example.com/v1", "SetLabels"}, flags(t, mirrored)...)...)
 	if out.code != 0 || !strings.Contains(out.stdout, `"image": "`+prefix+"/images/set-labels:v1@") || !strings.Contains(out.stdout, "oci://"+prefix+"/functions/set-labels") {
 		t.Errorf("resolve through the mirror:\n%s", out)
 	}

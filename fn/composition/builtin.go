@@ -8,10 +8,11 @@ import (
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/kustrun"
 )
 
 // isGenerator reports the kustomize built-ins that generate rather than transform; they go in a
@@ -24,8 +25,20 @@ func isGenerator(kind string) bool {
 	return false
 }
 
-// isBuiltin reports whether a transformer is a kustomize built-in (apiVersion builtin).
-func isBuiltin(cfg *yaml.RNode) bool { return cfg.GetApiVersion() == BuiltinAPIVersion }
+// isBuiltin reports whether a transformer is a kustomize built-in: apiVersion builtin, or no
+// apiVersion at all, as KEP-2299's reference implementation writes them.
+func isBuiltin(cfg *yaml.RNode) bool {
+	v := cfg.GetApiVersion()
+	return v == BuiltinAPIVersion || v == ""
+}
+
+// ResourceGeneratorKind is KEP-2299's built-in generator (alpha): the files it lists become
+// resources, as a Kustomization's resources field makes them.
+const ResourceGeneratorKind = "ResourceGenerator"
+
+func isResourceGenerator(cfg *yaml.RNode) bool {
+	return isBuiltin(cfg) && cfg.GetKind() == ResourceGeneratorKind
+}
 
 // isKustomization reports whether a transformer is an inline Kustomization (KEP-2299, beta).
 func isKustomization(cfg *yaml.RNode) bool {
@@ -41,6 +54,8 @@ func isKustomization(cfg *yaml.RNode) bool {
 type kustomizeFunction struct {
 	dir    string
 	config *yaml.RNode
+	// outside: the config names files outside dir (from an override in another directory)
+	outside bool
 }
 
 // Names of the in-memory files; the dot keeps them from clashing with a user's files.
@@ -56,9 +71,15 @@ func (k *kustomizeFunction) Run(_ context.Context, in *fn.ResourceList) (*fn.Res
 	}
 	mem := map[string][]byte{}
 	var kust *yaml.RNode
-	if isKustomization(k.config) {
+	switch {
+	case isKustomization(k.config):
 		kust = k.config.Copy()
-	} else {
+	case isResourceGenerator(k.config):
+		kust, err = resourceGeneratorKustomization(k.config)
+		if err != nil {
+			return nil, err
+		}
+	default:
 		kust = yaml.NewMapRNode(nil)
 		if err := kust.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode("kustomize.config.k8s.io/v1beta1"))); err != nil {
 			return nil, err
@@ -66,7 +87,7 @@ func (k *kustomizeFunction) Run(_ context.Context, in *fn.ResourceList) (*fn.Res
 		if err := kust.PipeE(yaml.SetField("kind", yaml.NewStringRNode("Kustomization"))); err != nil {
 			return nil, err
 		}
-		cfg, err := k.config.String()
+		cfg, err := builtinConfig(k.config).String()
 		if err != nil {
 			return nil, err
 		}
@@ -102,17 +123,20 @@ func (k *kustomizeFunction) Run(_ context.Context, in *fn.ResourceList) (*fn.Res
 	}
 	mem["kustomization.yaml"] = []byte(kdata)
 
-	fsys := &overlayFS{FileSystem: filesys.MakeFsOnDisk(), dir: dir, files: mem}
+	fsys := kustrun.NewFS()
+	for name, data := range mem {
+		fsys.Set(filepath.Join(dir, name), data)
+	}
 	opts := krusty.MakeDefaultOptions()
 	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	if k.outside {
+		// a transformerOverrides entry named a path from its own file, outside this directory
+		opts.LoadRestrictions = types.LoadRestrictionsNone
+	}
 	opts.PluginConfig = types.DisabledPluginConfig()
-	m, err := krusty.MakeKustomizer(opts).Run(fsys, dir)
+	out, err := kustrun.Build(fsys, dir, opts)
 	if err != nil {
 		return nil, &fn.FunctionError{Err: fmt.Errorf("kustomize: %w", err)}
-	}
-	out, err := m.AsYaml()
-	if err != nil {
-		return nil, err
 	}
 	list, _, err := fn.DecodeInput(out)
 	if err != nil && len(strings.TrimSpace(string(out))) > 0 {
@@ -166,57 +190,35 @@ func restoreIDs(items []*yaml.RNode) error {
 	return nil
 }
 
-// overlayFS is the file system on disk with a few files added in memory in one directory: the
-// Kustomization krm-catalog writes for a transformer, never written to the user's directory.
-type overlayFS struct {
-	filesys.FileSystem
-	dir   string
-	files map[string][]byte
+// builtinConfig is a built-in's config as kustomize loads it: apiVersion builtin (KEP-2299 lets it
+// be left out) and a metadata.name (defaulted to the kind in kebab case).
+func builtinConfig(cfg *yaml.RNode) *yaml.RNode {
+	c := cfg.Copy()
+	if c.GetApiVersion() == "" {
+		_ = c.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode(BuiltinAPIVersion)))
+	}
+	if c.GetName() == "" {
+		_ = c.PipeE(yaml.SetK8sName(catalog.KebabName(c.GetKind())))
+	}
+	return c
 }
 
-func (o *overlayFS) mem(path string) ([]byte, bool) {
-	if filepath.Dir(path) != o.dir {
-		return nil, false
+// resourceGeneratorKustomization is the Kustomization that does what a ResourceGenerator asks:
+// its files are the resources.
+func resourceGeneratorKustomization(cfg *yaml.RNode) (*yaml.RNode, error) {
+	kust := yaml.NewMapRNode(nil)
+	if err := kust.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode("kustomize.config.k8s.io/v1beta1"))); err != nil {
+		return nil, err
 	}
-	b, ok := o.files[filepath.Base(path)]
-	return b, ok
-}
-
-func (o *overlayFS) ReadFile(path string) ([]byte, error) {
-	if b, ok := o.mem(path); ok {
-		return append([]byte(nil), b...), nil
+	if err := kust.PipeE(yaml.SetField("kind", yaml.NewStringRNode("Kustomization"))); err != nil {
+		return nil, err
 	}
-	return o.FileSystem.ReadFile(path)
-}
-
-func (o *overlayFS) Exists(path string) bool {
-	if _, ok := o.mem(path); ok {
-		return true
+	files := cfg.Field("files")
+	if files == nil || files.Value.YNode().Kind != yaml.SequenceNode || len(files.Value.YNode().Content) == 0 {
+		return nil, fmt.Errorf("%w: ResourceGenerator needs files: a list of paths", ErrInvalid)
 	}
-	return o.FileSystem.Exists(path)
-}
-
-func (o *overlayFS) IsDir(path string) bool {
-	if _, ok := o.mem(path); ok {
-		return false
+	if err := kust.PipeE(yaml.SetField("resources", files.Value.Copy())); err != nil {
+		return nil, err
 	}
-	return o.FileSystem.IsDir(path)
-}
-
-func (o *overlayFS) CleanedAbs(path string) (filesys.ConfirmedDir, string, error) {
-	if _, ok := o.mem(path); ok {
-		return filesys.ConfirmedDir(o.dir), filepath.Base(path), nil
-	}
-	return o.FileSystem.CleanedAbs(path)
-}
-
-func (o *overlayFS) ReadDir(path string) ([]string, error) {
-	names, err := o.FileSystem.ReadDir(path)
-	if err != nil || filepath.Clean(path) != o.dir {
-		return names, err
-	}
-	for n := range o.files {
-		names = append(names, n)
-	}
-	return names, nil
+	return kust, nil
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/filters/patchstrategicmerge"
@@ -44,6 +43,9 @@ type Transformer struct {
 	// File is the composition file that declared it; relative paths in its config resolve against
 	// the directory of that file.
 	File string
+	// Outside: a transformerOverrides entry from another directory set a path of the config that
+	// leads out of Dir (rewritten relative to Dir), so kustomize must load it from there.
+	Outside bool
 }
 
 // Dir is the directory relative paths of the transformer resolve against.
@@ -53,22 +55,18 @@ func (t Transformer) Dir() string { return filepath.Dir(t.File) }
 func (t Transformer) ID() string { return id(t.Config) }
 
 func id(n *yaml.RNode) string {
-	return n.GetApiVersion() + " " + n.GetKind() + " " + name(n)
+	v := n.GetApiVersion()
+	if v == "" {
+		v = BuiltinAPIVersion
+	}
+	return v + " " + n.GetKind() + " " + name(n)
 }
 
 func name(n *yaml.RNode) string {
 	if nm := n.GetName(); nm != "" {
 		return nm
 	}
-	return kebab(n.GetKind())
-}
-
-var camelBoundary = regexp.MustCompile(`([a-z0-9])([A-Z])|([A-Z])([A-Z][a-z])`)
-
-// kebab turns a kind into its default name: JavaApplication -> java-application.
-func kebab(kind string) string {
-	s := camelBoundary.ReplaceAllString(kind, "${1}${3}-${2}${4}")
-	return strings.ToLower(s)
+	return catalog.KebabName(n.GetKind())
 }
 
 // Consolidated is a Composition with its imports resolved: the transformers in the order they run,
@@ -194,6 +192,14 @@ func (l *loader) read(file string) (*yaml.RNode, error) {
 	docs, findings := l.val.Validate(file, data, catalog.Options{})
 	var errs []string
 	for _, f := range findings {
+		// the KEP's schema closes every Composition object (additionalProperties: false): an
+		// unknown field is an error here, where validate only warns
+		if f.Severity == catalog.SeverityWarning && strings.HasPrefix(f.Message, "unknown field") {
+			f.Severity = catalog.SeverityError
+			if f.Pointer == "/modules" {
+				f.Message += ": modules is KEP-2906 story 3's draft spelling; a Composition lists transformers (KEP-2299)"
+			}
+		}
 		if f.Severity == catalog.SeverityError {
 			errs = append(errs, f.String())
 		}
@@ -264,7 +270,11 @@ func applyOverrides(doc *yaml.RNode, imported []Transformer, tags []bool, file s
 				continue
 			}
 			found = true
-			res, err := patchstrategicmerge.Filter{Patch: patch.Copy()}.Filter([]*yaml.RNode{out[i].Config.Copy()})
+			p := patch.Copy()
+			if rebasePaths(p, filepath.Dir(file), out[i].Dir()) {
+				out[i].Outside = true
+			}
+			res, err := patchstrategicmerge.Filter{Patch: p}.Filter([]*yaml.RNode{out[i].Config.Copy()})
 			if err != nil {
 				return nil, nil, fmt.Errorf("%w: %s: override %s: %v", ErrInvalid, file, want, err)
 			}
@@ -343,4 +353,51 @@ func reorder(doc *yaml.RNode, list []Transformer, file string) ([]Transformer, e
 		return nil, fmt.Errorf("%w: %s: transformerOrder must list every transformer; it leaves out %s", ErrInvalid, file, strings.Join(missing, ", "))
 	}
 	return out, nil
+}
+
+// rebasePaths rewrites the paths an override writes, relative to the directory of its own file
+// (from), as paths relative to the directory of the transformer it patches (to), where they are
+// resolved. The fields are the path fields of kustomize's built-ins, of inline Kustomizations and
+// of explicit runtimes. It reports whether a path now leads out of to.
+func rebasePaths(patch *yaml.RNode, from, to string) bool {
+	if filepath.Clean(from) == filepath.Clean(to) {
+		return false
+	}
+	outside := false
+	rebase := func(n *yaml.Node) {
+		if n == nil || n.Kind != yaml.ScalarNode || n.Value == "" || filepath.IsAbs(n.Value) || strings.Contains(n.Value, "://") || strings.Contains(n.Value, "\n") {
+			return
+		}
+		rel, err := filepath.Rel(to, filepath.Join(from, filepath.FromSlash(n.Value)))
+		if err != nil {
+			return
+		}
+		if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			outside = true
+		}
+		n.Value = filepath.ToSlash(rel)
+	}
+	field := func(n *yaml.RNode, path ...string) *yaml.Node {
+		v, err := n.Pipe(yaml.Lookup(path...))
+		if err != nil || v == nil {
+			return nil
+		}
+		return v.YNode()
+	}
+	for _, list := range []string{"files", "resources", "components", "paths"} {
+		if seq := field(patch, list); seq != nil && seq.Kind == yaml.SequenceNode {
+			for _, c := range seq.Content {
+				rebase(c)
+			}
+		}
+	}
+	rebase(field(patch, "path"))
+	rebase(field(patch, "runtime", "exec", "path"))
+	rebase(field(patch, "runtime", "starlark", "path"))
+	if seq := field(patch, "patches"); seq != nil && seq.Kind == yaml.SequenceNode {
+		for _, c := range seq.Content {
+			rebase(field(yaml.NewRNode(c), "path"))
+		}
+	}
+	return outside
 }

@@ -154,9 +154,16 @@ func TestConsolidateErrors(t *testing.T) {
 			"a/composition.yaml":   comp("transformers:\n" + tr("A", "a")),
 			"a/kustomization.yaml": "resources: []\n",
 		}, "both"},
-		{"invalid document", map[string]string{
-			"a/composition.yaml": comp("transformers:\n- kind: NoAPIVersion\n"),
-		}, "invalid composition"},
+		{"unknown field", map[string]string{
+			"a/composition.yaml": comp("extraField: oops\ntransformers:\n" + tr("A", "a")),
+		}, `composition.yaml:3:1: error: unknown field "extraField"`},
+		{"unknown field in transformersFrom", map[string]string{
+			"base/composition.yaml": comp("transformers:\n" + tr("A", "a")),
+			"a/composition.yaml":    comp("transformersFrom:\n- path: ../base\n  mode: append\n"),
+		}, `composition.yaml:5:3: error: unknown field "mode"`},
+		{"modules", map[string]string{
+			"a/composition.yaml": comp("modules:\n" + tr("A", "a")),
+		}, "KEP-2906 story 3's draft spelling"},
 		{"missing import", map[string]string{
 			"a/composition.yaml": comp("transformersFrom:\n- path: ../nope\n"),
 		}, "nope"},
@@ -186,15 +193,6 @@ func TestOverrideDeletes(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"example.com/v1 JavaApplication my-app"}, ids(c)); diff != "" {
 		t.Error(diff)
-	}
-}
-
-func TestKebab(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{"JavaApplication": "java-application", "PrefixSuffixTransformer": "prefix-suffix-transformer", "HTTPRoute": "http-route", "A": "a", "SetIAMPolicy2": "set-iam-policy2"} {
-		if got := kebab(in); got != want {
-			t.Errorf("kebab(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 
@@ -309,5 +307,145 @@ func TestKustomizeStepKeepsComments(t *testing.T) {
 	want := "# owned by the web team\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: shop-web # the web tier\nspec:\n  replicas: 2 # two\n"
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// newRunner is a runner with no catalog: built-ins and explicit runtimes only.
+func newRunner(t *testing.T) *runner.Runner {
+	t.Helper()
+	res, err := resolver.New(resolver.Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runner.New(runner.Options{Resolver: res, CacheDir: t.TempDir()})
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+func build(t *testing.T, dir string) string {
+	t.Helper()
+	c, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, _, err := c.Run(context.Background(), newRunner(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Format(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// Compositions as KEP-2299's reference implementation (kustomize pull request 4323) writes them:
+// built-ins without apiVersion, ResourceGenerator, names left to default; the output in kustomize's
+// key order and format.
+func TestReferenceImplementationCompositions(t *testing.T) {
+	t.Parallel()
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: myapp\ndata:\n  value: test\n"
+	const svc = "apiVersion: v1\nkind: Service\nmetadata:\n  name: myapp\nspec:\n  selector:\n    app: myapp\n  ports:\n  - port: 3000\n    targetPort: 3000\n"
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"basic", map[string]string{
+			"a/composition.yaml": `apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Composition
+
+transformers:
+- kind: ResourceGenerator
+  files:
+    - resources/config_map.yaml
+    - resources/service.yaml
+- kind: LabelTransformer
+  labels:
+    org: Kubernetes
+  fieldSpecs:
+  - path: metadata/labels
+    create: true
+`,
+			"a/resources/config_map.yaml": cm,
+			"a/resources/service.yaml":    svc,
+		}, "apiVersion: v1\ndata:\n  value: test\nkind: ConfigMap\nmetadata:\n  labels:\n    org: Kubernetes\n  name: myapp\n---\n" +
+			"apiVersion: v1\nkind: Service\nmetadata:\n  labels:\n    org: Kubernetes\n  name: myapp\nspec:\n  ports:\n  - port: 3000\n    targetPort: 3000\n  selector:\n    app: myapp\n"},
+		{"override only, by the default name", map[string]string{
+			"base/composition.yaml": `apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Composition
+transformers:
+- kind: ResourceGenerator
+  files: [cm.yaml]
+- kind: LabelTransformer
+  labels:
+    environment: staging
+  fieldSpecs:
+  - path: metadata/labels
+    create: true
+`,
+			"base/cm.yaml": cm,
+			"a/composition.yaml": `apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Composition
+transformersFrom:
+- path: ../base
+transformerOverrides:
+- metadata:
+    name: label-transformer
+  kind: LabelTransformer
+  labels:
+    environment: production
+`,
+		}, "apiVersion: v1\ndata:\n  value: test\nkind: ConfigMap\nmetadata:\n  labels:\n    environment: production\n  name: myapp\n"},
+		{"an override's paths are relative to its own file", map[string]string{
+			"base/composition.yaml": `apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Composition
+transformers:
+- apiVersion: builtin
+  kind: ResourceGenerator
+  metadata:
+    name: resources
+  files: [cm.yaml]
+`,
+			"base/cm.yaml": cm,
+			"a/composition.yaml": `apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Composition
+transformersFrom:
+- path: ../base
+transformerOverrides:
+- apiVersion: builtin
+  kind: ResourceGenerator
+  metadata:
+    name: resources
+  files: [service.yaml]
+`,
+			"a/service.yaml": svc,
+		}, "apiVersion: v1\nkind: Service\nmetadata:\n  name: myapp\nspec:\n  ports:\n  - port: 3000\n    targetPort: 3000\n  selector:\n    app: myapp\n"},
+		{"kustomize's key order after a function", map[string]string{
+			"a/composition.yaml": `apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Composition
+transformers:
+- apiVersion: kustomize.config.k8s.io/v1beta1
+  kind: Kustomization
+  resources: [cm.yaml]
+- apiVersion: fn.kpt.dev/v1alpha1
+  kind: StarlarkRun
+  metadata:
+    name: annotate
+  source: |
+    for it in ctx.resource_list["items"]:
+        it["metadata"]["annotations"] = {"built-by": "krm-catalog"}
+`,
+			"a/cm.yaml": cm,
+		}, "apiVersion: v1\ndata:\n  value: test\nkind: ConfigMap\nmetadata:\n  annotations:\n    built-by: krm-catalog\n  name: myapp\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := fntest.Tree(t, tc.files)
+			if diff := cmp.Diff(tc.want, build(t, filepath.Join(dir, "a"))); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/kustrun"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
 )
 
@@ -37,7 +38,7 @@ func (c *Consolidated) Steps(ctx context.Context, p StepPreparer) ([]fn.Step, []
 		if checked[i] == nil {
 			return fn.Step{
 				Name:     fmt.Sprintf("%s %s %s (kustomize)", t.Config.GetApiVersion(), t.Config.GetKind(), name(t.Config)),
-				Function: &kustomizeFunction{dir: t.Dir(), config: t.Config},
+				Function: &kustomizeFunction{dir: t.Dir(), config: t.Config, outside: t.Outside},
 			}, nil
 		}
 		s, err := p.Build(ctx, checked[i], t.Dir())
@@ -56,4 +57,18 @@ func (c *Consolidated) Run(ctx context.Context, p StepPreparer) ([]*yaml.RNode, 
 		return nil, results, err
 	}
 	return fn.Run(ctx, steps, nil)
+}
+
+// Format prints the resources a Composition made as kustomize build prints resources: its key
+// order, indentation and quoting, without the orchestrator's annotations.
+func Format(items []*yaml.RNode) ([]byte, error) {
+	clean, err := fn.StripInternal(items)
+	if err != nil {
+		return nil, err
+	}
+	data, err := (&fn.ResourceList{Items: clean}).EncodeOutput(fn.Input{Stream: true})
+	if err != nil {
+		return nil, err
+	}
+	return kustrun.Format(data)
 }

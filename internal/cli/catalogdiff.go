@@ -14,8 +14,9 @@ import (
 
 func newCatalogDiffCmd() *cobra.Command {
 	var (
-		o              fnOptions
-		format, failOn string
+		o      fnOptions
+		format *outputFormat
+		failOn string
 	)
 	cmd := &cobra.Command{
 		Use:   "diff OLD NEW",
@@ -33,8 +34,8 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
   krm-catalog catalog diff --fail-on breaking --format json oci://registry.example.com/catalogs/platform:v1 catalog.yaml`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return usageErr(fmt.Errorf("--format must be text or json, not %q", format))
+			if err := format.check(cmd); err != nil {
+				return err
 			}
 			if failOn != "none" && failOn != "breaking" && failOn != "any" {
 				return usageErr(fmt.Errorf("--fail-on must be none, breaking or any, not %q", failOn))
@@ -52,7 +53,7 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 				}
 			}
 			rep := diff.NewReport(args[0], args[1], cats[0], cats[1])
-			if format == "json" {
+			if format.is("json") {
 				err = writeJSON(cmd.OutOrStdout(), rep)
 			} else {
 				err = writeDiffText(cmd.OutOrStdout(), rep)
@@ -69,8 +70,8 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 	fs := cmd.Flags()
 	fs.StringArrayVar(&o.keys, "key", nil, "public key (PEM): oci:// catalogs must be signed by one of these keys (repeatable)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "cache for catalogs and OCI content (default: the user cache directory)")
-	fs.StringVar(&format, "format", "text", "output format: text or json")
 	fs.StringVar(&failOn, "fail-on", "none", "exit 1 on: none, breaking (breaking changes) or any (any change)")
+	format = addFormatFlag(cmd, false, "text", "json")
 	return cmd
 }
 

@@ -18,8 +18,9 @@ const envServer = "KRM_CATALOG_SERVER"
 
 func newSearchCmd() *cobra.Command {
 	var (
-		serverURL, format string
-		q                 apiclient.SearchQuery
+		serverURL string
+		format    *outputFormat
+		q         apiclient.SearchQuery
 	)
 	cmd := &cobra.Command{
 		Use:   "search [QUERY] [--runtime R] [--tag T]... [--publisher P]",
@@ -34,8 +35,8 @@ publishers, each word as a prefix; --runtime, --tag (repeatable: all must be pre
   krm-catalog search --server http://127.0.0.1:8080 --format json --publisher example.com`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return usageErr(fmt.Errorf("--format must be text or json, not %q", format))
+			if err := format.check(cmd); err != nil {
+				return err
 			}
 			if len(args) == 1 {
 				q.Text = args[0]
@@ -52,7 +53,7 @@ publishers, each word as a prefix; --runtime, --tag (repeatable: all must be pre
 			if err != nil {
 				return &exitError{code: ExitFindings, err: fmt.Errorf("search: %w", err)}
 			}
-			if format == "json" {
+			if format.is("json") {
 				return writeJSON(cmd.OutOrStdout(), res)
 			}
 			return writeSearchTable(cmd.OutOrStdout(), res, isTerminal(cmd.OutOrStdout()))
@@ -65,7 +66,7 @@ publishers, each word as a prefix; --runtime, --tag (repeatable: all must be pre
 	fs.StringVar(&q.Publisher, "publisher", "", "only functions of this publisher")
 	fs.IntVar(&q.Limit, "limit", 0, "at most this many results, 1 to 100 (default: the service's page size)")
 	fs.StringVar(&q.PageToken, "page-token", "", "the next page of an earlier search (nextPageToken of --format json)")
-	fs.StringVar(&format, "format", "text", "output format: text or json")
+	format = addFormatFlag(cmd, false, "text", "json")
 	_ = cmd.RegisterFlagCompletionFunc("runtime", cobra.FixedCompletions([]string{"container", "exec", "starlark"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
