@@ -169,17 +169,7 @@ func (c *Client) once(ctx context.Context, method, path, contentType string, bod
 		}
 	}
 	if resp.StatusCode >= 300 {
-		var e struct {
-			Error Error `json:"error"`
-		}
-		if json.Unmarshal(data, &e) != nil || e.Error.Message == "" {
-			e.Error.Message = strings.TrimSpace(string(data))
-			if e.Error.Message == "" {
-				e.Error.Message = resp.Status
-			}
-		}
-		e.Error.Status = resp.StatusCode
-		return retryIn, &e.Error
+		return retryIn, responseError(resp, data)
 	}
 	if out == nil {
 		return 0, nil

@@ -18,7 +18,7 @@ func newCatalogCmd() *cobra.Command {
 		Use:   "catalog",
 		Short: "Inspect function catalogs",
 	}
-	cmd.AddCommand(newCatalogViewCmd())
+	cmd.AddCommand(newCatalogViewCmd(), newCatalogDiffCmd())
 	return cmd
 }
 

@@ -76,5 +76,6 @@ moves them through OCI registries, and resolves and runs the functions they name
 	root.AddCommand(ociCommands()...)
 	root.AddCommand(newServeCmd(streams), newMigrateCmd(streams), newTokenCmd(streams), newPublisherCmd(streams), newPublishCmd())
 	root.AddCommand(newResolveCmd(), newCatalogCmd(), newFnCmd(), newBuildCmd())
+	root.AddCommand(newSearchCmd(), newMirrorCmd())
 	return root
 }

@@ -71,6 +71,7 @@ catalog the search does not reach is never fetched.`,
 		},
 	}
 	o.addResolveFlags(cmd.Flags())
+	cmd.ValidArgsFunction = completeFunctionArgs(&o)
 	format = addFormatFlag(cmd, true, "yaml", "json")
 	return cmd
 }
