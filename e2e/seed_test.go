@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
 	"github.com/krm-catalog/krm-catalog/store"
@@ -61,15 +63,15 @@ func publishGenerated(ctx context.Context, st *store.Store, c int) error {
 // "cK-GROUP", with the same kind, description, tags and runtimes, and the kept facet totals are
 // counted again. Only the search view is copied (no catalog versions, no function_versions rows):
 // search reads nothing else, but the copies have no function pages.
-func cloneFunctions(tb testing.TB, st *store.Store, copies int) {
+func cloneFunctions(tb testing.TB, db *pgxpool.Pool, copies int) {
 	tb.Helper()
 	ctx := context.Background()
 	for k := 1; k <= copies; k++ {
-		if _, err := st.Pool().Exec(ctx, sqlCloneFunctions, fmt.Sprintf("c%d", k)); err != nil {
+		if _, err := db.Exec(ctx, sqlCloneFunctions, fmt.Sprintf("c%d", k)); err != nil {
 			tb.Fatalf("clone functions: %v", err)
 		}
 	}
-	if _, err := st.Pool().Exec(ctx, sqlRecountFacets); err != nil {
+	if _, err := db.Exec(ctx, sqlRecountFacets); err != nil {
 		tb.Fatalf("recount facets: %v", err)
 	}
 }
