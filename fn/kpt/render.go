@@ -486,7 +486,9 @@ func relocate(items []*yaml.RNode, from, to string) error {
 			clean = rel
 		}
 		if to != "" {
-			if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+			// a leading / is relative to the package, as kpt's writer joins it to the package path
+			clean = strings.TrimPrefix(clean, "/")
+			if clean == ".." || strings.HasPrefix(clean, "../") {
 				return fmt.Errorf("%w: %s has path %q, outside the package", fn.ErrInvalidPackage, describe(it), p)
 			}
 			clean = to + "/" + clean
