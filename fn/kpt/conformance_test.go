@@ -301,7 +301,7 @@ func runCase(t *testing.T, dir string) {
 	}
 }
 
-func copyTree(t *testing.T, from, to string) {
+func copyTree(t testing.TB, from, to string) {
 	t.Helper()
 	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

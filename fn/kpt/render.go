@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -306,7 +307,16 @@ func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner
 	}
 	switch {
 	case f.Exec != "":
-		args := strings.Fields(f.Exec)
+		args, err := splitCommand(f.Exec)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: exec: %v", ErrInvalidKptfile, err)
+		}
+		// a bare name is looked up on PATH, as a shell would; a path is relative to the package
+		if !strings.Contains(args[0], "/") {
+			if p, err := exec.LookPath(args[0]); err == nil {
+				args[0] = p
+			}
+		}
 		res.Explicit = &resolver.Explicit{Source: "Kptfile exec", Exec: &resolver.ExplicitExec{Path: args[0], Args: args[1:]}}
 	case f.Image != "":
 		if isStarlarkImage(f.Image) {
@@ -476,7 +486,9 @@ func relocate(items []*yaml.RNode, from, to string) error {
 			clean = rel
 		}
 		if to != "" {
-			if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+			// a leading / is relative to the package, as kpt's writer joins it to the package path
+			clean = strings.TrimPrefix(clean, "/")
+			if clean == ".." || strings.HasPrefix(clean, "../") {
 				return fmt.Errorf("%w: %s has path %q, outside the package", fn.ErrInvalidPackage, describe(it), p)
 			}
 			clean = to + "/" + clean
@@ -525,4 +537,61 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 		}
 	}
 	return append(input, local...), nil
+}
+
+// splitCommand splits an exec step into the executable and its arguments the way a POSIX shell
+// splits words: blanks separate them, single quotes keep everything, double quotes keep everything
+// but a backslash before ", \\ or $, and a backslash outside quotes escapes the next character.
+// Nothing is expanded and no shell runs.
+func splitCommand(s string) ([]string, error) {
+	var args []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, errors.New("unterminated single quote")
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$", s[i+1]) >= 0 {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, errors.New("unterminated double quote")
+			}
+			inWord = true
+		case c == '\\':
+			if i+1 < len(s) {
+				i++
+				cur.WriteByte(s[i])
+			}
+			inWord = true
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	if len(args) == 0 {
+		return nil, errors.New("empty command")
+	}
+	return args, nil
 }

@@ -1,0 +1,194 @@
+package kpt
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+func TestParseKptfile(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in string
+		want     *Kptfile
+		wantErr  string
+	}{
+		{
+			name: "steps of every kind",
+			in: `apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: app
+pipeline:
+  mutators:
+    - image: example.com/fn/set-namespace:v1
+      configMap: {namespace: prod}
+      selectors: [{kind: Deployment, labels: {app: web}}]
+      exclude: [{kind: Kptfile}]
+    - exec: "./fn --flag"
+      name: local
+  validators:
+    - configPath: limits.yaml
+`,
+			want: &Kptfile{Name: "app", Pipeline: Pipeline{
+				Mutators: []Function{
+					{Image: "example.com/fn/set-namespace:v1", ConfigMap: map[string]string{"namespace": "prod"},
+						Selectors: []Selector{{Kind: "Deployment", Labels: map[string]string{"app": "web"}}}, Exclude: []Selector{{Kind: "Kptfile"}}},
+					{Exec: "./fn --flag", Name: "local"},
+				},
+				Validators: []Function{{ConfigPath: "limits.yaml"}},
+			}},
+		},
+		{name: "no pipeline", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\n", want: &Kptfile{Name: "x"}},
+		{name: "old schema", in: "apiVersion: kpt.dev/v1alpha2\nkind: Kptfile\n", wantErr: `apiVersion "kpt.dev/v1alpha2" is not supported`},
+		{name: "not a Kptfile", in: "apiVersion: v1\nkind: ConfigMap\n", wantErr: "not Kptfile"},
+		{name: "empty", in: "", wantErr: "empty"},
+		{name: "image and exec", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {image: a, exec: b}\n", wantErr: "mutually exclusive"},
+		{name: "nothing to run", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  validators:\n  - configMap: {a: b}\n", wantErr: "needs image, exec, or a configPath"},
+		{name: "configPath and configMap", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {configPath: a.yaml, configMap: {a: b}}\n", wantErr: "mutually exclusive"},
+		{name: "unknown step field", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {image: a, condition: \"x\"}\n", wantErr: "condition not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := ParseKptfile([]byte(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrInvalidKptfile) {
+					t.Fatalf("error %v, want one saying %q wrapping ErrInvalidKptfile", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestSplitCommand(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    []string
+		wantErr bool
+	}{
+		{in: "sed -e 's/foo/bar/'", want: []string{"sed", "-e", "s/foo/bar/"}},
+		{in: `fn "a b" c\ d "x\"y" 'it''s'`, want: []string{"fn", "a b", "c d", `x"y`, "its"}},
+		{in: "  ./fn  ", want: []string{"./fn"}},
+		{in: "fn 'open", wantErr: true},
+		{in: `fn "open`, wantErr: true},
+		{in: "   ", wantErr: true},
+	}
+	for _, tt := range tests {
+		got, err := splitCommand(tt.in)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("splitCommand(%q) error %v, want error %t", tt.in, err, tt.wantErr)
+			continue
+		}
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("splitCommand(%q) (-want +got):\n%s", tt.in, d)
+		}
+	}
+}
+
+func TestSelection(t *testing.T) {
+	t.Parallel()
+	items := []*yaml.RNode{
+		yaml.MustParse("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: a\n  labels: {app: web}\n"),
+		yaml.MustParse("apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: b\n  annotations: {team: blue}\n"),
+		yaml.MustParse("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\n"),
+	}
+	tests := []struct {
+		name string
+		f    Function
+		want []string
+	}{
+		{"all", Function{}, []string{"Deployment", "Service", "Kptfile"}},
+		{"kind", Function{Selectors: []Selector{{Kind: "Service"}}}, []string{"Service"}},
+		{"any selector", Function{Selectors: []Selector{{Kind: "Service"}, {Labels: map[string]string{"app": "web"}}}}, []string{"Deployment", "Service"}},
+		{"every field of a selector", Function{Selectors: []Selector{{Name: "web", Namespace: "b"}}}, []string{"Service"}},
+		{"annotation", Function{Selectors: []Selector{{Annotations: map[string]string{"team": "blue"}}}}, []string{"Service"}},
+		{"exclude", Function{Exclude: []Selector{{Kind: "Kptfile"}, {APIVersion: "v1"}}}, []string{"Deployment"}},
+		{"select then exclude", Function{Selectors: []Selector{{Name: "web"}}, Exclude: []Selector{{Namespace: "a"}}}, []string{"Service"}},
+		{"label value must match", Function{Selectors: []Selector{{Labels: map[string]string{"app": "db"}}}}, nil},
+	}
+	for _, tt := range tests {
+		in, out := tt.f.partition(items)
+		var got []string
+		for _, it := range in {
+			got = append(got, it.GetKind())
+		}
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("%s: selected (-want +got):\n%s", tt.name, d)
+		}
+		if len(in)+len(out) != len(items) {
+			t.Errorf("%s: %d selected + %d others, want %d", tt.name, len(in), len(out), len(items))
+		}
+	}
+}
+
+func TestSameImage(t *testing.T) {
+	t.Parallel()
+	const digest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	cat := &catalogImage{repo: "example.com/fns/set-ns", tag: "v1", digest: digest}
+	for image, want := range map[string]bool{
+		"example.com/fns/set-ns:v1":                          true,
+		"example.com/fns/set-ns@sha256:" + digest:            true,
+		"example.com/fns/set-ns:v2@sha256:" + digest:         true,
+		"example.com/fns/set-ns:v2":                          false,
+		"example.com/fns/set-ns":                             false,
+		"example.com/other/set-ns:v1":                        false,
+		"localhost:5000/fns/set-ns:v1":                       false,
+		"example.com/fns/set-ns@sha256:" + digest[:63] + "0": false,
+	} {
+		if got := sameImage(cat, image); got != want {
+			t.Errorf("sameImage(%q) = %t, want %t", image, got, want)
+		}
+	}
+	if repo, tag, _ := splitImage("localhost:5000/fns/starlark:v0.4"); repo != "localhost:5000/fns/starlark" || tag != "v0.4" || !isStarlarkImage("localhost:5000/fns/starlark:v0.4") {
+		t.Errorf("splitImage: %q %q", repo, tag)
+	}
+}
+
+// FuzzParseKptfile: a Kptfile is outside input; parsing must fail cleanly, never panic.
+func FuzzParseKptfile(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join("testdata", "conformance", "*", "pkg", "Kptfile"))
+	more, _ := filepath.Glob(filepath.Join("testdata", "conformance", "*", "*", "pkg", "Kptfile"))
+	for _, p := range append(seeds, more...) {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline: [1, 2]\n"))
+	f.Add([]byte("apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators: {a: b}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		kf, err := ParseKptfile(data)
+		if err == nil {
+			for _, s := range append(kf.Pipeline.Mutators, kf.Pipeline.Validators...) {
+				if s.check() != nil {
+					t.Fatalf("a parsed Kptfile has an invalid step %+v", s)
+				}
+			}
+		}
+	})
+}
+
+func FuzzSplitCommand(f *testing.F) {
+	for _, s := range []string{"sed -e 's/foo/bar/'", `a "b\"c" d\ e`, "'", `"`, `\`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		args, err := splitCommand(s)
+		if err == nil && len(args) == 0 {
+			t.Fatal("no error and no command")
+		}
+	})
+}
