@@ -5,9 +5,7 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -131,13 +129,4 @@ func TestEmbeddedDefaultKeepsDataAcrossRestarts(t *testing.T) {
 
 // traversableTempDir is a temporary directory that the postgres user can reach when the tests run
 // as root (the cluster then runs as postgres).
-func traversableTempDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{dir, filepath.Dir(dir)} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+func traversableTempDir(t *testing.T) string { return testenv.TraversableTempDir(t) }

@@ -35,12 +35,13 @@ type Limits struct {
 
 // DefaultLimits returns the defaults: validation is CPU and memory bound (a 4 MiB document takes
 // seconds of a core and about 100 MiB), so at most half the cores validate and the rest keep
-// serving reads; search is bound by database connections.
+// serving reads; search is bound by database connections; publishes are authenticated and rare,
+// so one waits for its turn for up to 10 s rather than be refused.
 func DefaultLimits(cores int) Limits {
 	return Limits{
 		Validate: Limit{Concurrent: max(1, cores/2), Rate: 5, Burst: 10, MaxWait: time.Second},
 		Search:   Limit{Concurrent: 32, Rate: 200, Burst: 400, MaxWait: 250 * time.Millisecond},
-		Publish:  Limit{Concurrent: 8, Rate: 2, Burst: 20, MaxWait: time.Second},
+		Publish:  Limit{Concurrent: 8, Rate: 2, Burst: 20, MaxWait: 10 * time.Second},
 	}
 }
 

@@ -157,6 +157,12 @@ func (s *Site) handle(h handlerFunc) http.HandlerFunc {
 			e.Status, e.Heading, e.Message = http.StatusNotFound, "Page not found", sentence(err.Error())
 		case errors.Is(err, context.Canceled):
 			return // the visitor left; nobody reads an answer
+		case store.IsUnavailable(err):
+			// an outage, not a bug: 503 as the API answers, logged by the API's coalesced lines
+			// rather than once per page
+			e.Status, e.Heading, e.Message = http.StatusServiceUnavailable, "The catalog is unavailable", "Its database cannot answer right now. Try again in a moment."
+			w.Header().Set("Retry-After", "2")
+			s.logger.DebugContext(r.Context(), "page unavailable", slog.String("path", r.URL.Path), slog.Any("error", err))
 		default:
 			// the ID ties what the visitor reports to the log line
 			e.RequestID = middleware.GetReqID(r.Context())

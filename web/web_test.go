@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -350,6 +351,17 @@ func TestErrorPages(t *testing.T) {
 	}
 	if problems := lintHTML(r.body); len(problems) > 0 {
 		t.Errorf("HTML problems:\n%s", strings.Join(problems, "\n"))
+	}
+}
+
+func TestUnavailablePage(t *testing.T) {
+	t.Parallel()
+	fake := newFakeStore(t)
+	fake.fail = fmt.Errorf("get function: %w", store.ErrUnavailable)
+	h := newSite(t, Config{Store: fake})
+	r := get(t, h, "/functions/fn.example.com/SetNamespace")
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || !strings.Contains(r.body, "unavailable") {
+		t.Errorf("database outage: %d, Retry-After %q\n%s", r.status, r.header.Get("Retry-After"), r.body)
 	}
 }
 

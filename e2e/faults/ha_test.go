@@ -73,6 +73,21 @@ func TestFailover(t *testing.T) {
 			}
 		}
 	}()
+	// a reader through the failover: 503s while there is no primary, never 500
+	var counts statusCounter
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			counts.add(request(ctx, client, http.MethodGet, p.url+"/api/v1/catalogs/replicated/versions", "", nil))
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
 	for n := 0; n < 5; {
 		time.Sleep(20 * time.Millisecond)
 		mu.Lock()
@@ -107,14 +122,18 @@ func TestFailover(t *testing.T) {
 	writesBack := time.Since(promoted)
 	close(stop)
 	<-done
+	<-readerDone
+	if counts.byStatus[http.StatusInternalServerError] > 0 || counts.bad503 > 0 {
+		t.Errorf("reads through the failover: %v (%d 503s without Retry-After or the database message); want no 500", counts.byStatus, counts.bad503)
+	}
 	for v, doc := range acked {
 		r := request(ctx, client, http.MethodGet, p.url+"/catalogs/replicated/"+v+"/catalog.yaml", "", nil)
 		if r.status != http.StatusOK || !bytes.Equal(r.body, doc) {
 			t.Errorf("acknowledged version %s after the failover: %d", v, r.status)
 		}
 	}
-	t.Logf("failover: ready %s and publishing %s after the promotion; %d publishes acknowledged (%d before the kill), none lost",
-		took.Round(time.Millisecond), writesBack.Round(time.Millisecond), len(acked), beforeKill)
+	t.Logf("failover: ready %s and publishing %s after the promotion; %d publishes acknowledged (%d before the kill), none lost; reads %v",
+		took.Round(time.Millisecond), writesBack.Round(time.Millisecond), len(acked), beforeKill, counts.byStatus)
 }
 
 func execSQL(t *testing.T, url, sql string) {

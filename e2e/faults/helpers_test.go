@@ -35,16 +35,7 @@ func requirePostgres(t *testing.T) {
 }
 
 // dataDir is a temporary directory the postgres user can reach when the tests run as root.
-func dataDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{dir, filepath.Dir(dir)} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+func dataDir(t *testing.T) string { return testenv.TraversableTempDir(t) }
 
 // serveProc is a running `krm-catalog serve`.
 type serveProc struct {

@@ -61,7 +61,7 @@ the cluster.`,
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body accepted, in bytes")
 	cmd.Flags().Int64Var(&cacheSize, "cache-size", 64<<20, "bytes of catalog.yaml and definition.yaml responses kept in memory")
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
-	cmd.Flags().StringVar(&logLevel, "log-level", envOr("KRM_CATALOG_LOG_LEVEL", "info"), "log level: debug (a line per request), info, warn or error (default $KRM_CATALOG_LOG_LEVEL, else info)")
+	cmd.Flags().StringVar(&logLevel, "log-level", envOr("KRM_CATALOG_LOG_LEVEL", "info"), "log level: debug (a line per request), info, warn or error; KRM_CATALOG_LOG_LEVEL sets the default")
 	cmd.Flags().StringVar(&registry, "registry", "", "push every published catalog version to PREFIX/catalogs/NAME:VERSION and report signatures (e.g. registry.example.com/krm)")
 	def := server.DefaultDeadlines()
 	cmd.Flags().DurationVar(&deadlines.Read, "read-timeout", def.Read, "deadline of a GET: past it, a request waiting on the database answers 503")

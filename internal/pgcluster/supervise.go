@@ -39,8 +39,8 @@ func (c *Cluster) currentServerLog() logMark {
 // restarts (a killed postmaster's children take a moment to exit and free shared memory).
 const (
 	supervisePoll = 200 * time.Millisecond
-	minBackoff    = 200 * time.Millisecond
-	maxBackoff    = 10 * time.Second
+	minBackoff    = 100 * time.Millisecond
+	maxBackoff    = 2 * time.Second
 )
 
 // supervise starts the supervisor if the options ask for one.
