@@ -319,17 +319,24 @@ func Schemas(o, n map[string]any) []Change {
 		return []Change{{Kind: SchemaRemoved}}
 	}
 	var out []Change
-	walk(&out, "", o, n, 0)
+	budget := maxFields
+	walk(&out, "", o, n, 0, &budget)
 	return out
 }
 
-// maxDepth bounds the walk: schemas are outside input and may nest without end through anchors.
-const maxDepth = 64
+// maxDepth and maxFields bound the walk: schemas are outside input, and anchors and aliases can make
+// them nest without end or fan out exponentially (a schema whose properties all alias one subtree,
+// level after level). Real schemas stay far below both.
+const (
+	maxDepth  = 64
+	maxFields = 10000
+)
 
-func walk(out *[]Change, path string, o, n map[string]any, depth int) {
-	if depth > maxDepth {
+func walk(out *[]Change, path string, o, n map[string]any, depth int, budget *int) {
+	if depth > maxDepth || *budget <= 0 {
 		return
 	}
+	*budget--
 	if ot, nt := typeOf(o), typeOf(n); ot != nt && ot != "" && nt != "" {
 		*out = append(*out, Change{Kind: FieldTypeChanged, Field: fieldName(path), Old: ot, New: nt, Breaking: true,
 			Reason: "configs that set it as the old type are refused"})
@@ -362,7 +369,7 @@ func walk(out *[]Change, path string, o, n map[string]any, depth int) {
 			if oreq[name] && !nreq[name] {
 				*out = append(*out, Change{Kind: FieldOptional, Field: p})
 			}
-			walk(out, p, a, b, depth+1)
+			walk(out, p, a, b, depth+1, budget)
 		}
 	}
 	// a field required but not described as a property (required: [x] with no properties.x)
@@ -372,7 +379,7 @@ func walk(out *[]Change, path string, o, n map[string]any, depth int) {
 		}
 	}
 	if oi, ni := obj(o["items"]), obj(n["items"]); oi != nil && ni != nil {
-		walk(out, path+"[]", oi, ni, depth+1)
+		walk(out, path+"[]", oi, ni, depth+1, budget)
 	}
 }
 
@@ -416,15 +423,27 @@ func enumRemoved(o, n map[string]any) []string {
 	}
 	have := map[string]bool{}
 	for _, v := range ne {
-		have[fmt.Sprint(v)] = true
+		if k, ok := scalar(v); ok {
+			have[k] = true
+		}
 	}
 	var removed []string
 	for _, v := range oe {
-		if s := fmt.Sprint(v); !have[s] {
-			removed = append(removed, s)
+		if k, ok := scalar(v); ok && !have[k] {
+			removed = append(removed, fmt.Sprint(v))
 		}
 	}
 	return removed
+}
+
+// scalar names an enum value by type and value. Only scalars are compared: an object or list in an
+// enum is rare, and through aliases it can contain itself, which printing would never finish.
+func scalar(v any) (string, bool) {
+	switch v.(type) {
+	case nil, string, bool, int, int64, uint64, float64:
+		return fmt.Sprintf("%T:%v", v, v), true
+	}
+	return "", false
 }
 
 func props(s map[string]any) map[string]map[string]any {

@@ -218,3 +218,20 @@ func TestNewReportCounts(t *testing.T) {
 		t.Errorf("identical catalogs: %#v, want an empty, non-nil list (JSON [])", r.Changes)
 	}
 }
+
+// TestSchemaFanOutIsBounded: aliases can make a small document a schema of 2^40 fields; the walk
+// stops at its budget.
+func TestSchemaFanOutIsBounded(t *testing.T) {
+	t.Parallel()
+	s := map[string]any{"type": "string"}
+	for range 40 {
+		s = map[string]any{"properties": map[string]any{"a": s, "b": s}}
+	}
+	other := map[string]any{"properties": map[string]any{}}
+	if got := Schemas(s, s); len(got) != 0 {
+		t.Errorf("identical schemas: %d changes", len(got))
+	}
+	if got := Schemas(other, s); len(got) != 2 {
+		t.Errorf("fields added at the top: %d changes, want 2", len(got))
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn/execfn"
 	"github.com/krm-catalog/krm-catalog/fn/internal/fetch"
 	"github.com/krm-catalog/krm-catalog/fn/servermode"
+	"github.com/krm-catalog/krm-catalog/fn/skip"
 	"github.com/krm-catalog/krm-catalog/fn/starlarkfn"
 	"github.com/krm-catalog/krm-catalog/resolver"
 	"github.com/krm-catalog/krm-catalog/schemas"
@@ -71,6 +72,8 @@ type Options struct {
 	YAMLWire bool
 	// NoServerMode runs spec v2 functions one process per call like v1 ones.
 	NoServerMode bool
+	// NoSkip runs idempotent functions even when their input is their remembered output (fn/skip).
+	NoSkip bool
 	// ServerModeAlways starts a spec v2 function as a server even when the runner has it run only
 	// once (by default a server is started for a function that runs more than once: for a single
 	// call, starting a server costs more than the process it replaces).
@@ -213,6 +216,10 @@ func (r *Runner) Build(ctx context.Context, c *Checked, baseDir string) (fn.Step
 	f, kind, err := r.function(ctx, c.res, baseDir)
 	if err != nil {
 		return fn.Step{}, fmt.Errorf("%s: %w", c.Name, err)
+	}
+	if !r.o.NoSkip && c.res.Explicit == nil {
+		runtimeKind, _, _ := strings.Cut(kind, ",")
+		f = skip.Open(filepath.Join(r.o.CacheDir, "skip")).Hook(f, c.res.Version, runtimeKind, withoutRuntimeField(c.cfg))
 	}
 	return fn.Step{Name: c.Name + " (" + kind + ")", Function: f, Config: withoutRuntimeField(c.cfg)}, nil
 }

@@ -34,6 +34,7 @@ type fnOptions struct {
 	runtime                 string
 	yamlWire                bool
 	serverMode              string
+	noSkip                  bool
 }
 
 func (o *fnOptions) addResolveFlags(fs *pflag.FlagSet) {
@@ -51,6 +52,7 @@ func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.timeout, "timeout", runner.DefaultTimeout, "time limit for each function call")
 	fs.StringVar(&o.runtime, "runtime", "", "runtime to use when a function offers several: container, exec or starlark (default: starlark, then container, then exec)")
 	fs.BoolVar(&o.yamlWire, "yaml-wire", false, "send ResourceLists to functions as YAML instead of JSON")
+	fs.BoolVar(&o.noSkip, "no-skip", false, "run idempotent functions even when their input is the output of an earlier run (docs/skip.md)")
 	fs.StringVar(&o.serverMode, "server-mode", "auto", "run spec v2 functions as reused servers: auto (when a function runs more than once), always, or never")
 }
 
@@ -179,6 +181,7 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		Runtime:      o.runtime,
 		YAMLWire:     o.yamlWire,
 		NoServerMode: o.serverMode == "never",
+		NoSkip:       o.noSkip,
 		// fn proxy runs one function per process; "always" is for pipelines and benchmarks
 		ServerModeAlways: o.serverMode == "always",
 	}), nil

@@ -1,0 +1,307 @@
+// Package skip lets a pipeline skip a step that would change nothing. A function whose definition
+// says `idempotent: true` promises that running it again on its own output changes nothing. So,
+// for each (runtime digest, functionConfig digest), the output digest of its last successful run
+// is remembered in the cache; when a later run's input to that step has exactly that digest, the
+// step is skipped and its input passed on as its output.
+//
+// The hook is Wrap: where a pipeline step is built from a resolved function, wrap its Function
+// when the resolved version is idempotent, its runtime is pinned by digest, and skipping is not
+// turned off (--no-skip). Nothing else in the pipeline changes. docs/skip.md has the rules.
+package skip
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/fn"
+)
+
+// SkippedMessage is the info result a skipped step reports.
+const SkippedMessage = "skipped: the input is the output of an earlier run with this runtime and config, and the function is idempotent (--no-skip runs it)"
+
+// Store remembers output digests under a directory of the cache, one small file per step key.
+type Store struct {
+	dir string
+}
+
+// Open returns the store under dir (created on first write); "" gives a store that remembers
+// nothing.
+func Open(dir string) *Store { return &Store{dir: dir} }
+
+// Key names a step: the digest of what runs and the digest of its functionConfig (canonical JSON,
+// so comments and field order do not matter). runtimeDigest must pin the runtime's bytes (an image
+// or artifact digest, an executable's or script's sha256); without one there is no key.
+func Key(runtimeDigest string, config *yaml.RNode) (string, error) {
+	if runtimeDigest == "" {
+		return "", errors.New("skip: the runtime has no digest")
+	}
+	h := sha256.New()
+	h.Write([]byte(runtimeDigest))
+	h.Write([]byte{0})
+	if config != nil {
+		c, err := canonical(config.YNode(), false)
+		if err != nil {
+			return "", fmt.Errorf("skip: functionConfig: %w", err)
+		}
+		h.Write(c)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Digest is the digest of a list of resources as the next step would see them: each resource as
+// canonical JSON (comments, field order and styles ignored), without the annotations a pipeline
+// adds to track resources (ids, indexes), keeping the file path; in any order.
+func Digest(items []*yaml.RNode) (string, error) {
+	sums := make([]string, 0, len(items))
+	for _, it := range items {
+		c, err := canonical(it.YNode(), true)
+		if err != nil {
+			return "", err
+		}
+		s := sha256.Sum256(c)
+		sums = append(sums, hex.EncodeToString(s[:]))
+	}
+	slices.Sort(sums)
+	h := sha256.New()
+	for _, s := range sums {
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// tracking are the annotations a pipeline sets to follow resources through a function; they say
+// nothing about the resource and may be renumbered between runs.
+var tracking = []string{
+	kioutil.IdAnnotation, kioutil.LegacyIdAnnotation, kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation,
+	kioutil.SeqIndentAnnotation,
+}
+
+// canonical writes n in a form that ignores comments, styles and key order: scalars as their
+// resolved tag and value, mappings sorted by key. For a resource, the tracking annotations are
+// left out and the path has one spelling. It walks the nodes: decoding into Go values first costs
+// about three times as much, and this digest is what a skipped step pays.
+func canonical(n *yaml.Node, resource bool) ([]byte, error) {
+	var b bytes.Buffer
+	where := elsewhere
+	if resource {
+		where = atResource
+	}
+	if err := write(&b, n, where, 0); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Where the walk is in a resource: the annotations are read differently.
+const (
+	elsewhere = iota
+	atResource
+	atMetadata
+	atAnnotations
+)
+
+// maxDepth bounds the walk: aliases can make a document refer to itself.
+const maxDepth = 1000
+
+func write(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
+	if depth > maxDepth {
+		return errors.New("skip: the document nests too deep")
+	}
+	if n == nil {
+		b.WriteString("~;")
+		return nil
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := write(b, c, where, depth+1); err != nil {
+				return err
+			}
+		}
+	case yaml.AliasNode:
+		return write(b, n.Alias, where, depth+1)
+	case yaml.ScalarNode:
+		fmt.Fprintf(b, "%s:%d:%s;", n.ShortTag(), len(n.Value), n.Value)
+	case yaml.SequenceNode:
+		b.WriteByte('[')
+		for _, c := range n.Content {
+			if err := write(b, c, elsewhere, depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case yaml.MappingNode:
+		type pair struct{ k, v *yaml.Node }
+		pairs := make([]pair, 0, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if where == atAnnotations {
+				if slices.Contains(tracking, k.Value) {
+					continue
+				}
+				if k.Value == kioutil.LegacyPathAnnotation {
+					k = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: kioutil.PathAnnotation}
+				}
+			}
+			pairs = append(pairs, pair{k, v})
+		}
+		slices.SortStableFunc(pairs, func(a, c pair) int { return strings.Compare(a.k.Value, c.k.Value) })
+		b.WriteByte('{')
+		for _, p := range pairs {
+			next := elsewhere
+			if where == atResource && p.k.Value == "metadata" {
+				next = atMetadata
+			} else if where == atMetadata && p.k.Value == "annotations" {
+				next = atAnnotations
+			}
+			fmt.Fprintf(b, "%d:%s=", len(p.k.Value), p.k.Value)
+			if err := write(b, p.v, next, depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	}
+	return nil
+}
+
+func (s *Store) path(key string) string { return filepath.Join(s.dir, key[:2], key) }
+
+// Output returns the remembered output digest of key, "" when there is none.
+func (s *Store) Output(key string) string {
+	if s.dir == "" {
+		return ""
+	}
+	b, err := os.ReadFile(s.path(key))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Remember records the output digest of key. The file is replaced atomically: concurrent runs
+// write the same value or one of two valid ones.
+func (s *Store) Remember(key, output string) error {
+	if s.dir == "" {
+		return nil
+	}
+	p := s.path(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".skip-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.WriteString(output + "\n")
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// Wrap returns f, skipping when the input's digest is the remembered output of key, and
+// remembering the output of every successful run without error results.
+func (s *Store) Wrap(f fn.Function, key string) fn.Function {
+	return &skipping{f: f, key: key, store: s}
+}
+
+type skipping struct {
+	f     fn.Function
+	key   string
+	store *Store
+}
+
+func (w *skipping) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+	if want := w.store.Output(w.key); want != "" {
+		if got, err := Digest(in.Items); err == nil && got == want {
+			return &fn.ResourceList{Items: in.Items, FunctionConfig: in.FunctionConfig,
+				Results: []fn.Result{{Message: SkippedMessage, Severity: fn.SeverityInfo}}}, nil
+		}
+	}
+	out, err := w.f.Run(ctx, in)
+	if err != nil || out == nil || hasError(out.Results) {
+		return out, err
+	}
+	if d, derr := Digest(out.Items); derr == nil {
+		// remembering is an optimisation: a cache that cannot be written costs the next run time only
+		_ = w.store.Remember(w.key, d)
+	}
+	return out, nil
+}
+
+func hasError(rs []fn.Result) bool {
+	return slices.ContainsFunc(rs, fn.Result.IsError)
+}
+
+// Skipped reports whether a step's results say it was skipped.
+func Skipped(r fn.FunctionResults) bool {
+	for _, res := range r.Results {
+		if res.Message == SkippedMessage {
+			return true
+		}
+	}
+	return false
+}
+
+// RuntimeDigest is the digest that pins the runtime kind ("container", "exec" or "starlark") of
+// v: the image digest, this platform's executable sha256, the script's sha256 or artifact digest.
+// "" when that runtime is not pinned.
+func RuntimeDigest(v catalog.Version, kind, goos, goarch string) string {
+	rt := v.Runtime
+	switch kind {
+	case "container":
+		if rt.Container != nil {
+			if _, d, ok := strings.Cut(rt.Container.PinnedImage(), "@"); ok {
+				return d
+			}
+		}
+	case "exec":
+		if rt.Exec != nil {
+			if p, ok := rt.Exec.Platform(goos, goarch); ok && p.SHA256 != "" {
+				return "sha256:" + p.SHA256
+			}
+		}
+	case "starlark":
+		if s := rt.Starlark; s != nil {
+			if s.SHA256 != "" {
+				return "sha256:" + s.SHA256
+			}
+			if _, d, ok := strings.Cut(s.Source(), "@"); ok {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// Hook is the one call a pipeline makes where it builds a step from a function version: f
+// wrapped when v says idempotent: true and its runtime kind is pinned, else f itself.
+func (s *Store) Hook(f fn.Function, v catalog.Version, kind string, config *yaml.RNode) fn.Function {
+	if v.Idempotent == nil || !*v.Idempotent {
+		return f
+	}
+	key, err := Key(RuntimeDigest(v, kind, runtime.GOOS, runtime.GOARCH), config)
+	if err != nil {
+		return f
+	}
+	return s.Wrap(f, key)
+}

@@ -1,0 +1,220 @@
+package skip_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/skip"
+	"github.com/krm-catalog/krm-catalog/fn/starlarkfn"
+	"github.com/krm-catalog/krm-catalog/internal/fntest"
+)
+
+func parse(t testing.TB, s string) *yaml.RNode {
+	t.Helper()
+	n, err := yaml.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestDigest(t *testing.T) {
+	t.Parallel()
+	const base = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # comment\n  annotations:\n    config.kubernetes.io/path: a.yaml\ndata: {x: '1', y: '2'}\n"
+	tests := []struct {
+		name, other string
+		same        bool
+	}{
+		{"identical", base, true},
+		{"comments, field order and quoting", "kind: ConfigMap\napiVersion: v1\ndata:\n  y: \"2\"\n  x: '1'\nmetadata:\n  annotations:\n    config.kubernetes.io/path: a.yaml\n  name: a\n", true},
+		{"tracking annotations", strings.Replace(base, "    config.kubernetes.io/path: a.yaml\n", "    config.kubernetes.io/path: a.yaml\n    config.kubernetes.io/index: '3'\n    internal.config.kubernetes.io/id: '7'\n", 1), true},
+		{"the path in its internal spelling", strings.Replace(base, "config.kubernetes.io/path", "internal.config.kubernetes.io/path", 1), true},
+		{"a value", strings.Replace(base, "y: '2'", "y: '3'", 1), false},
+		{"another file", strings.Replace(base, "a.yaml", "b.yaml", 1), false},
+		{"a user's annotation", strings.Replace(base, "    config.kubernetes.io/path: a.yaml\n", "    config.kubernetes.io/path: a.yaml\n    example.com/x: y\n", 1), false},
+	}
+	d0, err := skip.Digest([]*yaml.RNode{parse(t, base)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		d, err := skip.Digest([]*yaml.RNode{parse(t, tt.other)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (d == d0) != tt.same {
+			t.Errorf("%s: same digest %v, want %v", tt.name, d == d0, tt.same)
+		}
+	}
+	two, _ := skip.Digest([]*yaml.RNode{parse(t, base), parse(t, tests[4].other)})
+	swapped, _ := skip.Digest([]*yaml.RNode{parse(t, tests[4].other), parse(t, base)})
+	if two != swapped {
+		t.Error("the digest of a list depends on its order")
+	}
+}
+
+// counting sets a label and counts its runs: an idempotent function.
+type counting struct{ runs atomic.Int32 }
+
+func (c *counting) Run(_ context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+	c.runs.Add(1)
+	for _, it := range in.Items {
+		if err := it.PipeE(yaml.SetLabel("team", "platform")); err != nil {
+			return nil, err
+		}
+	}
+	return &fn.ResourceList{Items: in.Items}, nil
+}
+
+// items reads resources as a run reads a package: freshly parsed, with their path annotations.
+func items(t testing.TB, text string) []*yaml.RNode {
+	t.Helper()
+	rl, _, err := fn.DecodeInput([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rl.Items
+}
+
+func encode(t testing.TB, its []*yaml.RNode) string {
+	t.Helper()
+	var b strings.Builder
+	for _, it := range its {
+		b.WriteString("---\n" + it.MustString())
+	}
+	return b.String()
+}
+
+// TestRerunsThroughThePipeline runs steps through fn.Run, as fn run does, and re-runs them on what
+// they wrote.
+func TestRerunsThroughThePipeline(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := skip.Open(t.TempDir())
+	cfg := parse(t, "apiVersion: fn.example.com/v1\nkind: SetLabels\nlabels: {team: platform}\n")
+	key, err := skip.Key("sha256:abc", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &counting{}
+	step := fn.Step{Name: "set-labels", Function: store.Wrap(f, key), Config: cfg}
+	const pkg = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # keep me\n  annotations: {config.kubernetes.io/path: a.yaml}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  annotations: {config.kubernetes.io/path: b.yaml}\n"
+
+	run := func(text string) (string, []fn.FunctionResults) {
+		out, res, err := fn.Run(ctx, []fn.Step{step}, items(t, text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return encode(t, out), res
+	}
+	first, res := run(pkg)
+	if f.runs.Load() != 1 || skip.Skipped(res[0]) {
+		t.Fatalf("first run: %d runs, results %+v", f.runs.Load(), res)
+	}
+	second, res := run(first)
+	if f.runs.Load() != 1 || !skip.Skipped(res[0]) || second != first {
+		t.Errorf("re-run on its own output: %d runs, skipped %v, output changed %v", f.runs.Load(), skip.Skipped(res[0]), second != first)
+	}
+	// a changed input runs again
+	if _, res = run(strings.Replace(first, "name: b", "name: c", 1)); f.runs.Load() != 2 || skip.Skipped(res[0]) {
+		t.Errorf("changed input: %d runs, skipped %v", f.runs.Load(), skip.Skipped(res[0]))
+	}
+	// another config is another key
+	other, _ := skip.Key("sha256:abc", parse(t, "apiVersion: fn.example.com/v1\nkind: SetLabels\nlabels: {team: other}\n"))
+	moved, _ := skip.Key("sha256:def", cfg)
+	same, _ := skip.Key("sha256:abc", parse(t, "kind: SetLabels # same\napiVersion: fn.example.com/v1\nlabels:\n  team: platform\n"))
+	if other == key || moved == key || same != key {
+		t.Errorf("keys: other config %v, other runtime %v, same config rewritten %v", other == key, moved == key, same == key)
+	}
+	if _, err := skip.Key("", cfg); err == nil {
+		t.Error("a runtime without a digest has a key")
+	}
+}
+
+// BenchmarkRerunUnchanged1000 re-runs a starlark function over an unchanged 1,000-resource package:
+// the baseline runs it, skip finds the input to be its earlier output. It reports the ratio.
+func BenchmarkRerunUnchanged1000(b *testing.B) {
+	script, err := os.ReadFile("../../examples/functions/set-annotations.star")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rl, _, err := fn.DecodeInput(fntest.Deployments(1000, "ns"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := parse(b, "apiVersion: fn.example.com/v1\nkind: SetAnnotations\nannotations: {owner: platform}\n")
+	star := &starlarkfn.Function{Name: "set-annotations.star", Script: string(script)}
+	store := skip.Open(b.TempDir())
+	key, _ := skip.Key("sha256:script", cfg)
+	ctx := context.Background()
+	// prime: the package as the first run wrote it
+	out, _, err := fn.Run(ctx, []fn.Step{{Name: "s", Function: store.Wrap(star, key), Config: cfg}}, rl.Items)
+	if err != nil {
+		b.Fatal(err)
+	}
+	written := encode(b, out)
+	// each run reads the package afresh, as fn run does; only the pipeline is timed
+	timeRun := func(f fn.Function) time.Duration {
+		its := items(b, written)
+		start := time.Now()
+		_, res, err := fn.Run(ctx, []fn.Step{{Name: "s", Function: f, Config: cfg}}, its)
+		d := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, ok := f.(*starlarkfn.Function); !ok && !skip.Skipped(res[0]) {
+			b.Fatal("the unchanged re-run was not skipped")
+		}
+		return d
+	}
+	var base, skipped time.Duration
+	for i := 0; i < b.N; i++ {
+		base += timeRun(star)
+		skipped += timeRun(store.Wrap(star, key))
+	}
+	b.ReportMetric(float64(base.Microseconds())/1000/float64(b.N), "run-ms")
+	b.ReportMetric(float64(skipped.Microseconds())/1000/float64(b.N), "skip-ms")
+	b.ReportMetric(float64(base)/float64(skipped), "speedup")
+}
+
+func TestRuntimeDigest(t *testing.T) {
+	t.Parallel()
+	v := catalog.Version{Runtime: catalog.Runtime{
+		Container: &catalog.ContainerRuntime{Image: "registry.example.com/f:v1", SHA256: "aa"},
+		Exec:      &catalog.ExecRuntime{Platforms: []catalog.ExecPlatform{{OS: "linux", Arch: "amd64", SHA256: "bb"}}},
+		Starlark:  &catalog.StarlarkRuntime{Ref: "registry.example.com/s@sha256:cc"},
+	}}
+	for _, tc := range []struct{ kind, goos, want string }{
+		{"container", "linux", "sha256:aa"},
+		{"exec", "linux", "sha256:bb"},
+		{"exec", "darwin", ""},
+		{"starlark", "linux", "sha256:cc"},
+		{"wasm", "linux", ""},
+	} {
+		if got := skip.RuntimeDigest(v, tc.kind, tc.goos, "amd64"); got != tc.want {
+			t.Errorf("%s on %s: %q, want %q", tc.kind, tc.goos, got, tc.want)
+		}
+	}
+	f := &counting{}
+	store := skip.Open(t.TempDir())
+	if store.Hook(f, v, "container", nil) != fn.Function(f) {
+		t.Error("a version that does not say idempotent: true was wrapped")
+	}
+	yes := true
+	v.Idempotent = &yes
+	if store.Hook(f, v, "container", nil) == fn.Function(f) {
+		t.Error("an idempotent, pinned version was not wrapped")
+	}
+	v.Runtime.Container.SHA256 = ""
+	if store.Hook(f, v, "container", nil) != fn.Function(f) {
+		t.Error("an unpinned runtime was wrapped")
+	}
+}
