@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -169,7 +170,7 @@ func serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, ca
 	h["Etag"] = rep.etagHeader
 	h["Cache-Control"] = cacheControl
 	h["Vary"] = rep.vary
-	if etagMatches(r.Header.Get("If-None-Match"), rep.etag) {
+	if httpx.ETagMatches(r.Header.Get("If-None-Match"), rep.etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
@@ -181,33 +182,19 @@ func serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, ca
 	return nil
 }
 
-// wantsJSON reports whether an Accept header asks for JSON rather than YAML.
+// wantsJSON reports whether an Accept header prefers JSON to YAML, by q-value; YAML wins a tie,
+// and an empty header. YAML is served as application/yaml; the older YAML types count only where
+// the header names them.
 func wantsJSON(accept string) bool {
-	if accept == "" {
+	if strings.TrimSpace(accept) == "" {
 		return false
 	}
-	for _, part := range strings.Split(accept, ",") {
-		mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
-		switch strings.ToLower(strings.TrimSpace(mt)) {
-		case "application/json":
-			return true
-		case "application/yaml", "application/x-yaml", "text/yaml", "text/x-yaml", "*/*":
-			return false
+	yaml := httpx.Quality(accept, "application/yaml")
+	lower := strings.ToLower(accept)
+	for _, t := range []string{"application/x-yaml", "text/yaml", "text/x-yaml"} {
+		if strings.Contains(lower, t) {
+			yaml = max(yaml, httpx.Quality(accept, t))
 		}
 	}
-	return false
-}
-
-// etagMatches implements If-None-Match's weak comparison (RFC 9110 §13.1.2).
-func etagMatches(header, etag string) bool {
-	if header == "" {
-		return false
-	}
-	for _, candidate := range strings.Split(header, ",") {
-		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
-		if candidate == "*" || candidate == etag {
-			return true
-		}
-	}
-	return false
+	return httpx.Quality(accept, "application/json") > yaml
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -90,23 +91,12 @@ func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name s
 	// no-cache: a browser keeps the page but asks each time; a 304 costs no body.
 	h.Set("Cache-Control", "no-cache")
 	h.Set("ETag", etag)
-	if etagMatches(r.Header.Get("If-None-Match"), etag) {
+	if httpx.ETagMatches(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
 	_, _ = w.Write(buf.Bytes())
 	return nil
-}
-
-// etagMatches implements If-None-Match's weak comparison over a list of tags, or "*".
-func etagMatches(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == etag || t == "*" {
-			return true
-		}
-	}
-	return false
 }
 
 // securityHeaders sets the headers every page and asset carries. The policy allows nothing from
