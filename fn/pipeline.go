@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -27,8 +28,9 @@ type FunctionError struct {
 
 func (e *FunctionError) Error() string {
 	msg := e.Err.Error()
-	if e.ExitCode > 0 {
-		msg = fmt.Sprintf("exit status %d: %s", e.ExitCode, msg)
+	// An *exec.ExitError already says "exit status N"; say it once.
+	if status := fmt.Sprintf("exit status %d", e.ExitCode); e.ExitCode > 0 && !strings.HasPrefix(msg, status) {
+		msg = status + ": " + msg
 	}
 	return msg
 }

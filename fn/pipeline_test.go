@@ -188,3 +188,20 @@ func TestPipelineGivesBackPriorIDs(t *testing.T) {
 		t.Errorf("annotations (-want +got):\n%s", diff)
 	}
 }
+
+func TestFunctionErrorSaysExitStatusOnce(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err  *FunctionError
+		want string
+	}{
+		{&FunctionError{ExitCode: 3, Err: errors.New("exit status 3")}, "exit status 3"},
+		{&FunctionError{ExitCode: 3, Err: errors.New("its output is not a ResourceList")}, "exit status 3: its output is not a ResourceList"},
+		{&FunctionError{ExitCode: -1, Err: errors.New("timed out after 1s")}, "timed out after 1s"},
+	}
+	for _, tc := range tests {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+	}
+}

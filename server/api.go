@@ -150,8 +150,8 @@ func warningsOf(fs catalog.Findings) []errorDetail {
 	return details(fs)
 }
 
-// readJSON writes a GET response of the JSON API; clients revalidate rather than trust a copy.
-func readJSON(w http.ResponseWriter, v any) error {
+// serveJSON writes a GET response of the JSON API; clients revalidate rather than trust a copy.
+func serveJSON(w http.ResponseWriter, v any) error {
 	w.Header().Set("Cache-Control", "no-cache")
 	writeJSON(w, http.StatusOK, v)
 	return nil
@@ -166,7 +166,7 @@ func (s *Server) listCatalogs(w http.ResponseWriter, r *http.Request) error {
 		cs = []store.CatalogSummary{}
 	}
 	s.signatures.annotateLatest(r.Context(), cs)
-	return readJSON(w, map[string]any{"catalogs": cs})
+	return serveJSON(w, map[string]any{"catalogs": cs})
 }
 
 func (s *Server) getCatalog(w http.ResponseWriter, r *http.Request) error {
@@ -176,7 +176,7 @@ func (s *Server) getCatalog(w http.ResponseWriter, r *http.Request) error {
 	}
 	cs := []store.CatalogSummary{c}
 	s.signatures.annotateLatest(r.Context(), cs)
-	return readJSON(w, cs[0])
+	return serveJSON(w, cs[0])
 }
 
 func (s *Server) listCatalogVersions(w http.ResponseWriter, r *http.Request) error {
@@ -185,7 +185,7 @@ func (s *Server) listCatalogVersions(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	s.signatures.AnnotateCatalogVersions(r.Context(), vs)
-	return readJSON(w, map[string]any{"versions": vs})
+	return serveJSON(w, map[string]any{"versions": vs})
 }
 
 func (s *Server) searchFunctions(w http.ResponseWriter, r *http.Request) error {
@@ -210,7 +210,7 @@ func (s *Server) searchFunctions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return readJSON(w, res)
+	return serveJSON(w, res)
 }
 
 func (s *Server) getFunction(w http.ResponseWriter, r *http.Request) error {
@@ -219,7 +219,7 @@ func (s *Server) getFunction(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.signatures.AnnotateFunctionVersions(r.Context(), f.Entries)
-	return readJSON(w, f)
+	return serveJSON(w, f)
 }
 
 func (s *Server) getFunctionVersion(w http.ResponseWriter, r *http.Request) error {
@@ -228,7 +228,7 @@ func (s *Server) getFunctionVersion(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	s.signatures.AnnotateFunctionVersions(r.Context(), fvs)
-	return readJSON(w, map[string]any{"entries": fvs})
+	return serveJSON(w, map[string]any{"entries": fvs})
 }
 
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
@@ -244,7 +244,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	fvs := []store.FunctionVersion{res.Function}
 	s.signatures.AnnotateFunctionVersions(r.Context(), fvs)
 	res.Function = fvs[0]
-	return readJSON(w, res)
+	return serveJSON(w, res)
 }
 
 // validateResponse is the body of POST /api/v1/validate.

@@ -101,7 +101,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 			removed = append(removed, k)
 		}
 	}
-	return readJSON(w, map[string]any{"keys": active, "removed": removed})
+	return serveJSON(w, map[string]any{"keys": active, "removed": removed})
 }
 
 // publisherGroups is what GET /api/v1/publishers/{name}/groups answers.
@@ -126,7 +126,7 @@ func (s *Server) publisherGroups(w http.ResponseWriter, r *http.Request) error {
 	if identity.ValidateName(name) == nil {
 		out.ByName = name
 	}
-	return readJSON(w, out)
+	return serveJSON(w, out)
 }
 
 func (s *Server) groupOwner(w http.ResponseWriter, r *http.Request) error {
@@ -134,5 +134,5 @@ func (s *Server) groupOwner(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return readJSON(w, o)
+	return serveJSON(w, o)
 }
