@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/krm-catalog/krm-catalog/internal/embedded"
+	"github.com/krm-catalog/krm-catalog/internal/servicedb"
 	"github.com/krm-catalog/krm-catalog/migrations"
 	"github.com/krm-catalog/krm-catalog/store"
 )
@@ -24,7 +24,7 @@ type databaseFlags struct {
 func (f *databaseFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.url, "database-url", os.Getenv("DATABASE_URL"),
 		"PostgreSQL URL (default $DATABASE_URL; with neither, the embedded cluster in --data-dir)")
-	cmd.Flags().StringVar(&f.dataDir, "data-dir", embedded.DefaultDataDir(),
+	cmd.Flags().StringVar(&f.dataDir, "data-dir", servicedb.DefaultDataDir(),
 		"where the embedded PostgreSQL cluster keeps its data")
 	maxConns, _ := strconv.ParseInt(os.Getenv("KRM_CATALOG_DB_MAX_CONNS"), 10, 32)
 	cmd.Flags().Int32Var(&f.maxConns, "db-max-conns", int32(maxConns),
@@ -37,8 +37,8 @@ func (f *databaseFlags) storeOptions() store.Options {
 }
 
 // open opens the database and brings its schema up to date.
-func (f *databaseFlags) open(ctx context.Context, logger *slog.Logger) (*embedded.Database, error) {
-	db, err := embedded.Open(ctx, f.url, f.dataDir, logger)
+func (f *databaseFlags) open(ctx context.Context, logger *slog.Logger) (*servicedb.Database, error) {
+	db, err := servicedb.Open(ctx, f.url, f.dataDir, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/krm-catalog/krm-catalog/internal/embedded"
+	"github.com/krm-catalog/krm-catalog/internal/servicedb"
 	"github.com/krm-catalog/krm-catalog/migrations"
 )
 
@@ -33,7 +33,7 @@ step back: "down" reverts the last migration.`,
 				return &exitError{code: ExitUsage, err: fmt.Errorf("migrate takes up, down or version, not %q", args[0])}
 			}
 			logger, _ := newLogger(streams, "text")
-			database, err := embedded.Open(ctx, db.url, db.dataDir, logger)
+			database, err := servicedb.Open(ctx, db.url, db.dataDir, logger)
 			if err != nil {
 				return &exitError{code: ExitUsage, err: err}
 			}

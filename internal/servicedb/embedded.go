@@ -1,6 +1,6 @@
-// Package embedded opens the service's database: the one a URL names, or, with none, the embedded
+// Package servicedb opens the service's database: the one a URL names, or, with none, the embedded
 // default, a private PostgreSQL cluster in a data directory, created on first use and kept after.
-package embedded
+package servicedb
 
 import (
 	"context"
