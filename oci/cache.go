@@ -13,6 +13,8 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/content/oci"
 	"oras.land/oras-go/v2/errdef"
+
+	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 )
 
 // Cache is a local OCI image layout (oras-go content/oci) holding content pulled from registries,
@@ -27,18 +29,9 @@ type Cache struct {
 	store *oci.Store
 }
 
-// DefaultCacheDir is $XDG_CACHE_HOME/krm-catalog/oci, falling back to the user cache directory
-// of the platform (os.UserCacheDir).
+// DefaultCacheDir is the OCI cache of the default cache layout (internal/cachedir).
 func DefaultCacheDir() (string, error) {
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("cache directory: %w", err)
-		}
-		base = d
-	}
-	return filepath.Join(base, "krm-catalog", "oci"), nil
+	return cachedir.Default().OCI(), nil
 }
 
 // OpenCache opens (creating it if needed) the OCI layout at dir.

@@ -19,6 +19,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/catalog"
 )
 
@@ -109,9 +110,7 @@ func New(o Options) (*Resolver, error) {
 		loaded:  map[int]*loaded{},
 	}
 	if r.https.dir == "" {
-		if d, err := os.UserCacheDir(); err == nil {
-			r.https.dir = filepath.Join(d, "krm-catalog", "catalogs")
-		}
+		r.https.dir = cachedir.Default().Catalogs()
 	} else if r.https.dir == "-" {
 		r.https.dir = ""
 	}

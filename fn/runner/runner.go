@@ -23,6 +23,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/container"
 	"github.com/krm-catalog/krm-catalog/fn/execfn"
@@ -105,16 +106,11 @@ func New(o Options) *Runner {
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
 	}
-	if o.CacheDir == "" {
-		if d, err := os.UserCacheDir(); err == nil {
-			o.CacheDir = filepath.Join(d, "krm-catalog")
-		} else {
-			o.CacheDir = filepath.Join(os.TempDir(), "krm-catalog-cache")
-		}
-	}
+	cache := cachedir.At(o.CacheDir)
+	o.CacheDir = cache.Root
 	r := &Runner{
 		o:       o,
-		store:   &execfn.Store{Dir: filepath.Join(o.CacheDir, "exec"), HTTPClient: o.HTTPClient, OCI: o.OCI},
+		store:   &execfn.Store{Dir: cache.Exec(), HTTPClient: o.HTTPClient, OCI: o.OCI},
 		pool:    &servermode.Pool{Format: wire(o)},
 		schemas: map[string]*schemas.FunctionConfigSchema{},
 		uses:    map[string]int{},
@@ -219,7 +215,7 @@ func (r *Runner) Build(ctx context.Context, c *Checked, baseDir string) (fn.Step
 	}
 	if !r.o.NoSkip && c.res.Explicit == nil {
 		runtimeKind, _, _ := strings.Cut(kind, ",")
-		f = skip.Open(filepath.Join(r.o.CacheDir, "skip")).Hook(f, c.res.Version, runtimeKind, withoutRuntimeField(c.cfg))
+		f = skip.Open(cachedir.At(r.o.CacheDir).Skip()).Hook(f, c.res.Version, runtimeKind, withoutRuntimeField(c.cfg))
 	}
 	return fn.Step{Name: c.Name + " (" + kind + ")", Function: f, Config: withoutRuntimeField(c.cfg)}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
+	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
@@ -56,15 +57,7 @@ func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.serverMode, "server-mode", "auto", "run spec v2 functions as reused servers: auto (when a function runs more than once), always, or never")
 }
 
-func (o *fnOptions) cacheRoot() string {
-	if o.cacheDir != "" {
-		return o.cacheDir
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return d + string(os.PathSeparator) + "krm-catalog"
-	}
-	return ""
-}
+func (o *fnOptions) cache() cachedir.Layout { return cachedir.At(o.cacheDir) }
 
 // ociAdapter creates the OCI client on first use: most runs never touch a registry, and opening the
 // cache and reading the docker configuration are not free.
@@ -90,16 +83,8 @@ func (l *ociAdapter) get(ctx context.Context) (*fnoci.Adapter, error) {
 		if store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{}); err == nil {
 			opts.Credentials = store
 		}
-		dir := ""
-		if l.opts.cacheDir != "" {
-			dir = l.opts.cacheDir + string(os.PathSeparator) + "oci"
-		} else if d, err := oci.DefaultCacheDir(); err == nil {
-			dir = d
-		}
-		if dir != "" {
-			if c, err := oci.OpenCache(ctx, dir); err == nil {
-				opts.Cache = c
-			}
+		if c, err := oci.OpenCache(ctx, l.opts.cache().OCI()); err == nil {
+			opts.Cache = c
 		}
 		l.a = &fnoci.Adapter{Client: oci.NewClient(opts), Keys: keys}
 	})
@@ -132,15 +117,11 @@ func (l *ociAdapter) FetchExec(ctx context.Context, ref string, p catalog.ExecPl
 
 // resolver builds the resolver; extraTrusted are trusted in addition to --trusted-catalog.
 func (o *fnOptions) resolver(oa *ociAdapter, extraTrusted ...string) (*resolver.Resolver, error) {
-	cacheDir := ""
-	if o.cacheDir != "" {
-		cacheDir = o.cacheDir + string(os.PathSeparator) + "catalogs"
-	}
 	r, err := resolver.New(resolver.Options{
 		Catalogs: o.catalogs,
 		Trusted:  append(append([]string(nil), o.trusted...), extraTrusted...),
 		Builtin:  resolver.Builtin(os.LookupEnv),
-		CacheDir: cacheDir,
+		CacheDir: o.cache().Catalogs(),
 		OCI:      oa,
 	})
 	if err != nil {
@@ -175,7 +156,7 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		Mounts:       o.mounts,
 		Timeout:      o.timeout,
 		Stderr:       stderr,
-		CacheDir:     o.cacheRoot(),
+		CacheDir:     o.cache().Root,
 		BaseDir:      baseDir,
 		OCI:          oa,
 		Runtime:      o.runtime,
