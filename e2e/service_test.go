@@ -211,6 +211,9 @@ func TestPublishReadSearchResolve(t *testing.T) {
 	if res["facets"] == nil {
 		t.Error("no facets")
 	}
+	if capped, ok := res["totalCapped"].(bool); !ok || capped {
+		t.Errorf("totalCapped = %v, want false for a small catalog", res["totalCapped"])
+	}
 	// resolve
 	rv := do(t, http.MethodGet, s.url+"/api/v1/resolve?apiVersion=fn.example.com/v1&kind=SetNamespace&catalog=example-functions", "", nil)
 	if rv.status != http.StatusOK || rv.json(t)["runtime"] == nil {
