@@ -23,7 +23,6 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/container"
 	"github.com/krm-catalog/krm-catalog/fn/execfn"
@@ -31,6 +30,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn/servermode"
 	"github.com/krm-catalog/krm-catalog/fn/skip"
 	"github.com/krm-catalog/krm-catalog/fn/starlarkfn"
+	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/resolver"
 	"github.com/krm-catalog/krm-catalog/schemas"
 )

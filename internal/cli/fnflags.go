@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/pflag"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
-	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
+	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/internal/fnoci"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
