@@ -12,6 +12,8 @@ import (
 	"github.com/opencontainers/go-digest"
 
 	"github.com/krm-catalog/krm-catalog/internal/lazyre"
+
+	"golang.org/x/mod/semver"
 )
 
 // ImageRef is a parsed container image reference.
@@ -198,11 +200,28 @@ func isDigestSyntax(s string) bool {
 	return !atStart
 }
 
-var semverTag = lazyre.New(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+// Semver returns v as a semantic version with a leading v ("1.2.3" → "v1.2.3"), or "" when v is
+// not one: MAJOR.MINOR.PATCH with an optional pre-release and build (semver.org), with or without
+// a leading v. The one definition of a semantic version for tags and catalog versions alike.
+func Semver(v string) string {
+	if !strings.HasPrefix(v, "v") {
+		v = "v" + v
+	}
+	if !semver.IsValid(v) {
+		return ""
+	}
+	// golang.org/x/mod/semver also takes the shorthands v1 and v1.2; tags and versions are whole
+	core, _, _ := strings.Cut(v, "-")
+	core, _, _ = strings.Cut(core, "+")
+	if strings.Count(core, ".") != 2 {
+		return ""
+	}
+	return v
+}
 
 // IsSemverTag reports whether an image tag is a semantic version (v1.2.3, 1.2.3-rc.1), the case in
 // which the KEP requires a digest.
-func IsSemverTag(tag string) bool { return semverTag().MatchString(tag) }
+func IsSemverTag(tag string) bool { return Semver(tag) != "" }
 
 // checkHTTPURL returns why s is not an absolute http(s) URL, or "".
 func checkHTTPURL(s string) string {

@@ -98,3 +98,25 @@ func compareWithDistribution(t *testing.T, s string) {
 		t.Fatalf("ParseImage(%q) (-distribution/reference +ParseImage):\n%s", s, diff)
 	}
 }
+
+func TestSemver(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"1.2.3":          "v1.2.3",
+		"v1.2.3":         "v1.2.3",
+		"1.2.3-rc.1":     "v1.2.3-rc.1",
+		"v1.2.3+build-7": "v1.2.3+build-7",
+		"1.2.3-rc.1+b.2": "v1.2.3-rc.1+b.2",
+		"1.2":            "",
+		"v1":             "",
+		"01.2.3":         "",
+		"latest":         "",
+		"vv1.2.3":        "",
+		"1.2.3-":         "",
+		"":               "",
+	} {
+		if got := Semver(in); got != want {
+			t.Errorf("Semver(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

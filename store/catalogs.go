@@ -6,13 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"golang.org/x/mod/semver"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+
+	"golang.org/x/mod/semver"
 )
 
 // CatalogVersion is one published version of a catalog.
@@ -223,21 +223,11 @@ func (s *Store) publishCatalog(ctx context.Context, p PublishCatalogParams, push
 // newerVersion reports whether version a supersedes b as the latest: by semantic version when both
 // are one (with or without a leading v), else by publishing order (a is the newer publish).
 func newerVersion(a, b string) bool {
-	va, vb := canonicalSemver(a), canonicalSemver(b)
+	va, vb := catalog.Semver(a), catalog.Semver(b)
 	if va == "" || vb == "" {
 		return true
 	}
 	return semver.Compare(va, vb) > 0
-}
-
-func canonicalSemver(v string) string {
-	if !strings.HasPrefix(v, "v") {
-		v = "v" + v
-	}
-	if !semver.IsValid(v) {
-		return ""
-	}
-	return v
 }
 
 const sqlListCatalogs = `
