@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/internal/lazyre"
+
+	"github.com/krm-catalog/krm-catalog/internal/atomicfile"
 )
 
 // Package is a directory of resource files read for a pipeline.
@@ -279,23 +281,7 @@ func writeFileAtomic(full string, data []byte) error {
 	if st, err := os.Lstat(full); err == nil && st.Mode().IsRegular() {
 		mode = st.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(full), ".krm-catalog-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), full)
+	return atomicfile.WriteFile(full, data, mode)
 }
 
 func (p *Package) encodeFile(rel string, nodes []*yaml.Node) ([]byte, error) {

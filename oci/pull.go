@@ -10,6 +10,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/krm-catalog/krm-catalog/oci/sign"
+
+	"github.com/krm-catalog/krm-catalog/internal/atomicfile"
 )
 
 // PullOptions tune Pull.
@@ -108,28 +110,13 @@ func (c *Client) pull(ctx context.Context, refStr string, opts PullOptions) (Pul
 // its digest checked out, so a failed pull never leaves a half-written or unverified file under
 // the name a user (or a runner) would execute.
 func (c *Client) writeLayer(ctx context.Context, repo *remote.Repository, l ocispec.Descriptor, title, path string, mode os.FileMode) (fromCache bool, err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+title+".partial-*")
+	err = atomicfile.Write(path, mode, func(tmp *os.File) error {
+		preallocate(tmp, l.Size)
+		var cerr error
+		fromCache, cerr = c.copyBlob(ctx, repo, l, title, tmp)
+		return cerr
+	})
 	if err != nil {
-		return false, err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	preallocate(tmp, l.Size)
-	fromCache, err = c.copyBlob(ctx, repo, l, title, tmp)
-	if err != nil {
-		return false, err
-	}
-	if err = tmp.Chmod(mode); err != nil {
-		return false, err
-	}
-	if err = tmp.Close(); err != nil {
-		return false, err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
 		return false, err
 	}
 	return fromCache, nil

@@ -18,6 +18,8 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/internal/lazyre"
+
+	"github.com/krm-catalog/krm-catalog/internal/atomicfile"
 )
 
 // CatalogPuller pulls a catalog stored as an OCI artifact (media type
@@ -115,28 +117,12 @@ func (c httpsCache) fetch(ctx context.Context, u string) ([]byte, error) {
 		// the cache is an optimisation: failing to write it does not fail the fetch
 		if err := os.MkdirAll(c.dir, 0o755); err == nil {
 			m, _ := json.Marshal(cacheMeta{URL: u, ETag: etag})
-			if writeAtomic(bodyPath, data) == nil {
-				_ = writeAtomic(metaPath, m)
+			if atomicfile.WriteFile(bodyPath, data, 0o600) == nil {
+				_ = atomicfile.WriteFile(metaPath, m, 0o600)
 			}
 		}
 	}
 	return data, nil
-}
-
-func writeAtomic(p string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
 }
 
 var fullSHA = lazyre.New(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
