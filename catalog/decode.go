@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dustin/go-humanize"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/krm-catalog/krm-catalog/schemas"
@@ -120,7 +121,7 @@ func Decode(file string, data []byte) ([]*Document, Findings) {
 		return nil, Findings{{Severity: SeverityError, File: file, Line: line, Column: col, Message: fmt.Sprintf(format, args...)}}
 	}
 	if len(data) > MaxInputBytes {
-		return fail(1, 1, "input is %s, above the %s limit", humanBytes(len(data)), humanBytes(MaxInputBytes))
+		return fail(1, 1, "input is %s, above the %s limit", humanize.IBytes(uint64(len(data))), humanize.IBytes(MaxInputBytes))
 	}
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		line, col := lineCol(data, i)
@@ -518,14 +519,4 @@ func firstInvalidUTF8(data []byte) int {
 		i += size
 	}
 	return 0
-}
-
-func humanBytes(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

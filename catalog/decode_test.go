@@ -30,7 +30,7 @@ h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
 		{"only comments", []byte("# nothing here\n---\n# still nothing\n"), 1, "empty input"},
 		{"binary", []byte("apiVersion: v1\x00\x01\x02"), 1, "binary input: NUL byte at offset 14"},
 		{"latin-1", []byte("kind: caf\xe9\n"), 1, "not UTF-8 text: invalid byte 0xe9"},
-		{"too large", bytes.Repeat([]byte("a: b\n"), MaxInputBytes/5+1), 1, "above the 16.0 MiB limit"},
+		{"too large", bytes.Repeat([]byte("a: b\n"), MaxInputBytes/5+1), 1, "above the 16 MiB limit"},
 		{"alias bomb", []byte(bomb), 6, "too many values through aliases"},
 		{"alias cycle", []byte("a: &x\n  b: *x\n"), 2, "refers to a value that contains it"},
 		{"deep block nesting", []byte(deepBlock(200)), 130, "nest more than 128 levels"},

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"github.com/dustin/go-humanize"
+
 	"errors"
 	"fmt"
 	"io"
@@ -145,7 +147,7 @@ func (v *Validator) ValidateInputs(inputs []Input, opts Options) Findings {
 	for _, in := range inputs {
 		if in.TooLarge {
 			all = append(all, Finding{Severity: SeverityError, File: in.Name, Line: 1, Column: 1,
-				Message: fmt.Sprintf("input is larger than the %s limit (%s or more)", humanBytes(MaxInputBytes), humanBytes(int(in.Size)))})
+				Message: fmt.Sprintf("input is larger than the %s limit (%s or more)", humanize.IBytes(MaxInputBytes), humanize.IBytes(uint64(in.Size)))})
 			continue
 		}
 		o := opts

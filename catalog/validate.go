@@ -8,7 +8,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/schemas"
 )
 
-// Validator checks documents against their schema and the semantic rules of DESIGN §3.
+// Validator checks documents against their schema and the semantic rules of docs/design.md §3.
 // It is safe for concurrent use.
 type Validator struct {
 	schemas *schemas.Set

@@ -53,7 +53,7 @@ func startService(tb testing.TB, databaseURL string) *service {
 		tb.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(server.NewPoolCollector(st.Pool()))
+	reg.MustRegister(server.NewPoolCollector(st))
 	cache := server.NewContentCache(64 << 20)
 	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: reg, Cache: cache, Logger: logger,
 		MaxBodyBytes: 1 << 20, Mount: site.Mount})
@@ -63,7 +63,7 @@ func startService(tb testing.TB, databaseURL string) *service {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		cache.Listen(ctx, st.Pool(), slogDiscard())
+		cache.Listen(ctx, st, slogDiscard())
 	}()
 	hs := httptest.NewServer(srv)
 	tb.Cleanup(func() {
@@ -258,7 +258,7 @@ func TestRejections(t *testing.T) {
 		{"unknown token", url, store.TokenPrefix + "nope", cat, http.StatusUnauthorized, "bearer token"},
 		{"another publisher's functions", s.url + "/api/v1/catalogs/example-functions/versions/2.0.0", other, cat, http.StatusForbidden, `acts for publisher \"other.example\"`},
 		{"other bytes for a published version", url, tok, changed, http.StatusConflict, "already published with other content"},
-		{"body above the limit", s.url + "/api/v1/catalogs/example-functions/versions/3.0.0", tok, big, http.StatusRequestEntityTooLarge, "larger than the limit of 1 MiB"},
+		{"body above the limit", s.url + "/api/v1/catalogs/example-functions/versions/3.0.0", tok, big, http.StatusRequestEntityTooLarge, "larger than the limit of 1.0 MiB"},
 		{"invalid document", s.url + "/api/v1/catalogs/example-functions/versions/4.0.0", tok, invalid, http.StatusUnprocessableEntity, `missing required field \"krmFunctions\"`},
 		{"name differs from metadata.name", s.url + "/api/v1/catalogs/renamed/versions/1.0.0", tok, cat, http.StatusUnprocessableEntity, "metadata.name"},
 		{"malformed version", s.url + "/api/v1/catalogs/example-functions/versions/..", tok, cat, http.StatusBadRequest, "version"},

@@ -27,6 +27,9 @@ func FuzzDecodeResourceList(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	for _, v := range yaml11LookAlikes {
+		f.Add([]byte(lookAlikeDoc(v)))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rl, in, err := DecodeInput(data)
 		if err != nil {

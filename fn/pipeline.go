@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -64,9 +65,17 @@ func Run(ctx context.Context, steps []Step, items []*yaml.RNode) ([]*yaml.RNode,
 
 func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, FunctionResults, error) {
 	fr := FunctionResults{Function: s.Name}
+	orig, form, err := prepareAnnotations(items)
+	if err != nil {
+		return nil, rejected(fr, err), err
+	}
 	tags, err := tagIDs(items)
 	if err != nil {
 		return nil, fr, err
+	}
+	origByID := make(map[string][]string, len(items))
+	for i, it := range items {
+		origByID[annotation(it, kioutil.IdAnnotation)] = orig[i]
 	}
 	out, runErr := s.Function.Run(ctx, &ResourceList{Items: items, FunctionConfig: s.Config})
 	if out != nil {
@@ -92,8 +101,21 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 		_ = restoreFromInputs(tags, nil)
 		return nil, fr, fmt.Errorf("%w: %s", ErrFunctionFailed, errorSummary(out.Results))
 	}
+	outOrig := make([][]string, len(out.Items))
+	for i, o := range out.Items {
+		id := annotation(o, kioutil.IdAnnotation)
+		if id == "" {
+			id = annotation(o, kioutil.LegacyIdAnnotation)
+		}
+		outOrig[i] = origByID[id]
+	}
 	if err := restoreFromInputs(tags, out.Items); err != nil {
 		return nil, fr, err
+	}
+	for i, o := range out.Items {
+		if err := reconcileAnnotations(o, i, outOrig[i], form); err != nil {
+			return nil, rejected(fr, err), err
+		}
 	}
 	return out.Items, fr, nil
 }

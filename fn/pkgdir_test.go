@@ -148,10 +148,29 @@ func TestWritePackageRefusesAndWritesNothing(t *testing.T) {
 			_ = items[1].PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "../escape.yaml"))
 			return items
 		}, nil, "outside the package"},
-		{"absolute path", func(items []*yaml.RNode) []*yaml.RNode {
-			_ = items[1].PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, "/tmp/abs.yaml"))
-			return items
-		}, nil, "absolute"},
+		{"hidden directory", setPath(".git/config"), nil, `path ".git/config" is hidden (.git)`},
+		{"hidden file", setPath("sub/.x.yaml"), nil, `is hidden (.x.yaml)`},
+		{"other extension", setPath("scripts/run.sh"), nil, `path "scripts/run.sh" is not a .yaml or .yml file`},
+		{"markdown", setPath("notes.md"), nil, "not a .yaml or .yml file"},
+		{"skipped file", setPath("values.yaml"), func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "values.yaml"), "replicas: 3\n")
+		}, "the package reader skipped that file"},
+		{"file not read", setPath("excluded.yaml"), func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "excluded.yaml"), "apiVersion: v1\nkind: X\n")
+		}, "exists but the package reader did not read it"},
+		{"symlinked file", setPath("ln.yaml"), func(t *testing.T, dir string) {
+			if err := os.Symlink("cm.yaml", filepath.Join(dir, "ln.yaml")); err != nil {
+				t.Skip("no symlinks here:", err)
+			}
+		}, "runs through the symbolic link ln.yaml"},
+		{"symlink inside", setPath("in/x.yaml"), func(t *testing.T, dir string) {
+			if err := os.Mkdir(filepath.Join(dir, "real"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("real", filepath.Join(dir, "in")); err != nil {
+				t.Skip("no symlinks here:", err)
+			}
+		}, "runs through the symbolic link in"},
 		{"duplicate path and index", func(items []*yaml.RNode) []*yaml.RNode {
 			_ = items[1].PipeE(yaml.SetAnnotation(kioutil.IndexAnnotation, "0"))
 			return items
@@ -177,19 +196,50 @@ func TestWritePackageRefusesAndWritesNothing(t *testing.T) {
 				tc.setup(t, dir)
 			}
 			before := readTree(t, dir)
-			pkg, items, err := ReadPackage(dir)
+			pkg, items, err := ReadPackage(dir, filepath.Join(dir, "excluded.yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			_ = items[0].PipeE(yaml.SetLabel("changed", "yes")) // a change that must not be written
 			_, err = pkg.Write(tc.edit(items))
-			if !errors.Is(err, ErrInvalidPackage) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, ErrInvalidPackage) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "1 (ConfigMap/b)") {
 				t.Fatalf("error = %v, want ErrInvalidPackage containing %q", err, tc.want)
 			}
 			if diff := cmp.Diff(before, readTree(t, dir)); diff != "" {
 				t.Errorf("the package changed although the write failed (-before +after):\n%s", diff)
 			}
 		})
+	}
+}
+
+func setPath(p string) func(items []*yaml.RNode) []*yaml.RNode {
+	return func(items []*yaml.RNode) []*yaml.RNode {
+		_ = items[1].PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, p))
+		_ = items[1].PipeE(yaml.SetAnnotation(kioutil.LegacyPathAnnotation, p))
+		return items
+	}
+}
+
+func writeFile(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A path from a generator that starts with "/" is relative to the package root, as in kpt.
+func TestWritePackageAbsolutePathIsPackageRelative(t *testing.T) {
+	t.Parallel()
+	dir := fntest.Tree(t, map[string]string{"cm.yaml": twoDocs})
+	pkg, items, err := ReadPackage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pkg.Write(setPath("/sub/abs.yaml")(items)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sub", "abs.yaml")); err != nil {
+		t.Errorf("the item did not go to sub/abs.yaml in the package: %v", err)
 	}
 }
 

@@ -308,17 +308,21 @@ func (rl *ResourceList) Encode(f Format) ([]byte, error) {
 // Kubernetes tooling writes them (kyaml's compact style).
 func EncodeYAML(nodes ...*yaml.Node) ([]byte, error) { return encodeYAML(false, nodes...) }
 
-// encodeYAML writes each document with the fast writer when it can, and with yaml.v3 otherwise; the
-// output is the same either way. wide indents sequences inside mappings.
+// encodeYAML writes each document with the fast writer when it can (and fast paths are on, see
+// NoFastPathsEnv), and with yaml.v3 otherwise; the output is the same either way. wide indents
+// sequences inside mappings.
 func encodeYAML(wide bool, nodes ...*yaml.Node) ([]byte, error) {
 	out := make([]byte, 0, 64<<10)
+	fast := FastPathsEnabled()
 	for i, n := range nodes {
 		if i > 0 {
 			out = append(out, "---\n"...)
 		}
-		if b, ok := appendYAML(out, n, wide); ok {
-			out = b
-			continue
+		if fast {
+			if b, ok := appendYAML(out, n, wide); ok {
+				out = b
+				continue
+			}
 		}
 		b, err := encodeYAMLv3(n, wide)
 		if err != nil {

@@ -53,6 +53,8 @@ func restoreFromInputs(t tagged, out []*yaml.RNode) error {
 		}
 		if in, ok := t.byID[id]; ok {
 			out[i] = Restore(in, o)
+		} else {
+			QuoteLookAlikes(o.YNode()) // a new item: all of it is new
 		}
 		if err := t.untag(out[i], id); err != nil {
 			return err
@@ -81,7 +83,9 @@ func (t tagged) untag(n *yaml.RNode, id string) error {
 }
 
 // Restore copies comments, the order of mapping keys and scalar styles from one version of a
-// resource (from) to another (to) wherever to has the same field, and returns to. When from is a
+// resource (from) to another (to) wherever to has the same field, and returns to. Strings that are
+// new or changed in to and would read as another type in YAML 1.1 (yes, off, 12:30) are given
+// double quotes (see IsYAML11LookAlike). When from is a
 // whole YAML document (read from a file) and to is a bare mapping (decoded from a function's
 // output), to is wrapped in a document so that the document's own comments (a licence header) keep
 // their place. from is not modified.
@@ -111,25 +115,38 @@ func copyComments(from, to *yaml.Node) {
 }
 
 func restoreNode(from, to *yaml.Node, depth int) {
-	if from == nil || to == nil || depth > maxJSONDepth || from == to {
+	if to == nil || depth > maxJSONDepth || from == to {
+		return
+	}
+	if from == nil || from.Kind != to.Kind {
+		if from != nil {
+			copyComments(from, to)
+		}
+		quoteNew(to, depth)
 		return
 	}
 	copyComments(from, to)
-	if from.Kind != to.Kind {
-		return
-	}
 	switch to.Kind {
 	case yaml.ScalarNode:
-		if to.Style == 0 && from.Value == to.Value && from.ShortTag() == to.ShortTag() {
-			to.Style = from.Style
+		if from.Value == to.Value && from.ShortTag() == to.ShortTag() {
+			if to.Style == 0 {
+				to.Style = from.Style
+			}
+		} else {
+			quoteLookAlike(to)
 		}
 	case yaml.SequenceNode:
 		if to.Style == 0 {
 			to.Style = from.Style & yaml.FlowStyle
 		}
-		for i := 0; i < len(to.Content) && i < len(from.Content); i++ {
-			f, t := from.Content[i], to.Content[i]
+		for i, t := range to.Content {
+			if i >= len(from.Content) {
+				quoteNew(t, depth+1)
+				continue
+			}
+			f := from.Content[i]
 			if t.Kind == yaml.ScalarNode && f.Value != t.Value {
+				quoteLookAlike(t)
 				continue
 			}
 			restoreNode(f, t, depth+1)
@@ -155,6 +172,9 @@ func restoreNode(from, to *yaml.Node, depth int) {
 				order = j
 				restoreNode(from.Content[j], k, depth+1)
 				restoreNode(from.Content[j+1], v, depth+1)
+			} else {
+				quoteNew(k, depth+1)
+				quoteNew(v, depth+1)
 			}
 			if len(pairs) > 0 && order < pairs[len(pairs)-1].order {
 				moved = true
@@ -165,6 +185,14 @@ func restoreNode(from, to *yaml.Node, depth int) {
 			sort.SliceStable(pairs, func(a, b int) bool { return pairs[a].order < pairs[b].order })
 			for i, p := range pairs {
 				to.Content[2*i], to.Content[2*i+1] = p.k, p.v
+			}
+		}
+	case yaml.DocumentNode:
+		for i, t := range to.Content {
+			if i < len(from.Content) {
+				restoreNode(from.Content[i], t, depth+1)
+			} else {
+				quoteNew(t, depth+1)
 			}
 		}
 	}

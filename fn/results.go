@@ -95,6 +95,21 @@ type FunctionResults struct {
 	Results  []Result `yaml:"results,omitempty" json:"results,omitempty"`
 }
 
+// RejectedRun records, after the runs so far, that the run was rejected after its functions ran
+// (the package cannot be written as they left it, the output cannot be encoded): an entry named
+// stage with exit code 1 and an error result carrying err, so that results.yaml says what happened
+// rather than exitCode 0.
+func RejectedRun(runs []FunctionResults, stage string, err error) []FunctionResults {
+	return append(runs, rejected(FunctionResults{Function: stage}, err))
+}
+
+// rejected marks a function's results as failed by err.
+func rejected(fr FunctionResults, err error) FunctionResults {
+	fr.ExitCode = 1
+	fr.Results = append(fr.Results, Result{Message: err.Error(), Severity: SeverityError})
+	return fr
+}
+
 // ResultsFileName is the file WriteResults writes in a results directory.
 const ResultsFileName = "results.yaml"
 

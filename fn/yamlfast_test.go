@@ -139,6 +139,51 @@ func encodeV3(t testing.TB, n *yaml.Node, wide bool) string {
 	return string(b)
 }
 
+// lookAlikeDoc holds a YAML 1.1 look-alike plain, quoted both ways, as a key, in a block sequence and
+// in flow collections.
+func lookAlikeDoc(v string) string {
+	return "apiVersion: v1\nkind: ConfigMap\ndata:\n  plain: " + v + "\n  double: \"" + v + "\"\n  single: '" + v + "'\n  " +
+		v + ": key\n  \"" + v + "\": dq key\nlist:\n- " + v + "\n- \"" + v + "\"\nflow: [" + v + ", \"" + v + "\", {" + v + ": " + v + "}]\n"
+}
+
+// fullCorpus is fastCorpus and the YAML 1.1 look-alike documents.
+func fullCorpus() []string {
+	var docs []string
+	for _, tc := range fastCorpus {
+		docs = append(docs, tc.doc)
+	}
+	for _, v := range append(append([]string{}, yaml11LookAlikes...), notLookAlikes...) {
+		docs = append(docs, lookAlikeDoc(v))
+	}
+	return docs
+}
+
+// The fast writer matches yaml.v3 on every YAML 1.1 look-alike, as read from a file and after the
+// pipeline quoted it as new.
+func TestFastYAMLMatchesYAMLv3OnLookAlikes(t *testing.T) {
+	t.Parallel()
+	for _, v := range append(append([]string{}, yaml11LookAlikes...), notLookAlikes...) {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(lookAlikeDoc(v)), &doc); err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		for _, quoted := range []bool{false, true} {
+			if quoted {
+				QuoteLookAlikes(&doc)
+			}
+			for _, wide := range []bool{false, true} {
+				got, ok := appendYAML(nil, &doc, wide)
+				if !ok {
+					continue // left to yaml.v3 (a key yaml.v3 writes with a tag)
+				}
+				if diff := cmp.Diff(encodeV3(t, &doc, wide), string(got)); diff != "" {
+					t.Errorf("%q (quoted %v, wide %v) (-yaml.v3 +fast):\n%s", v, quoted, wide, diff)
+				}
+			}
+		}
+	}
+}
+
 func TestFastYAMLMatchesYAMLv3(t *testing.T) {
 	t.Parallel()
 	for i, tc := range fastCorpus {
@@ -205,19 +250,26 @@ func TestEncodeYAMLStreamMixesWriters(t *testing.T) {
 //
 //	go test ./fn -run '^$' -fuzz FuzzFastYAML -fuzztime 60s
 func FuzzFastYAML(f *testing.F) {
-	for _, tc := range fastCorpus {
-		f.Add(tc.doc, false)
+	for _, doc := range fullCorpus() {
+		f.Add(doc, false)
+		f.Add(doc, true)
 	}
 	f.Fuzz(func(t *testing.T, doc string, wide bool) {
 		var n yaml.Node
 		if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
 			return
 		}
-		got, ok := appendYAML(nil, &n, wide)
-		if !ok {
-			return
-		}
-		want, err := encodeYAMLv3(&n, wide)
+		checkFastYAML(t, &n, wide)
+		// and as the pipeline writes what a function added: look-alikes quoted
+		QuoteLookAlikes(&n)
+		checkFastYAML(t, &n, wide)
+	})
+}
+
+func checkFastYAML(t *testing.T, n *yaml.Node, wide bool) {
+	t.Helper()
+	if got, ok := appendYAML(nil, n, wide); ok {
+		want, err := encodeYAMLv3(n, wide)
 		if err != nil {
 			t.Skip("yaml.v3 cannot write it either")
 		}
@@ -227,7 +279,15 @@ func FuzzFastYAML(f *testing.F) {
 		if strings.Count(string(got), "\n") == 0 {
 			t.Fatal("no output")
 		}
-	})
+		// with fast paths off, EncodeYAML is yaml.v3 itself; with them on, the same bytes
+		all, err := encodeYAML(wide, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(all) != string(want) {
+			t.Fatalf("EncodeYAML (fast paths on: %v) differs from yaml.v3:\n--- yaml.v3\n%s\n--- EncodeYAML\n%s", FastPathsEnabled(), want, all)
+		}
+	}
 }
 
 func TestResolvedTagMatchesYAMLv3(t *testing.T) {

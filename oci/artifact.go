@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Layer media types of the four artifact kinds (DESIGN §4). Each is also the manifest's
+// Layer media types of the four artifact kinds (docs/design.md §4). Each is also the manifest's
 // artifactType.
 const (
 	MediaTypeCatalog    = "application/vnd.cncf.kubernetes.krm-func-catalog.layer.v1+yaml"
@@ -26,7 +26,7 @@ const (
 	KindExec       Kind = "exec"
 )
 
-// Kinds lists every artifact kind, in the order of DESIGN §4.
+// Kinds lists every artifact kind, in the order of docs/design.md §4.
 var kinds = []Kind{KindCatalog, KindDefinition, KindStarlark, KindExec}
 
 // MediaType returns the layer media type (and manifest artifactType) of the kind.

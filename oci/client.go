@@ -3,7 +3,9 @@ package oci
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"time"
 
 	"oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/auth"
@@ -38,6 +40,18 @@ type Client struct {
 // NewClient returns a client; it does not touch the network.
 func NewClient(opts Options) *Client {
 	return &Client{opts: opts, authCache: auth.NewCache()}
+}
+
+// NewBoundedHTTPClient returns oras-go's retrying client over a transport whose dialing, TLS
+// handshake and response headers are bounded, and whose whole requests take at most total: for
+// services, which must not wait forever on a registry that stopped answering (oras-go's default
+// client has no timeout). Its retries wait on the request's context.
+func NewBoundedHTTPClient(total time.Duration) *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = 5 * time.Second
+	t.ResponseHeaderTimeout = 15 * time.Second
+	return &http.Client{Transport: retry.NewTransport(t), Timeout: total}
 }
 
 // Cache returns the client's cache, nil when it has none.

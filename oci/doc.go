@@ -1,5 +1,5 @@
 // Package oci moves krm-catalog artifacts through OCI registries with oras-go v2: catalogs,
-// function definitions, starlark scripts and exec binaries (DESIGN §4). Everything fetched is
+// function definitions, starlark scripts and exec binaries (docs/design.md §4). Everything fetched is
 // checked against its digest while it streams, before it is used or cached; pulled content goes
 // through a local OCI image-layout cache keyed by digest. Signatures are cosign's, key-based and
 // offline, in both the legacy tag format and the sigstore bundle stored as an OCI 1.1 referrer;

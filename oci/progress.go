@@ -1,6 +1,8 @@
 package oci
 
 import (
+	"github.com/dustin/go-humanize"
+
 	"fmt"
 	"io"
 	"sync"
@@ -63,7 +65,7 @@ func (b *bar) draw(force bool) {
 	}
 	b.last = now
 	pct := 100 * b.n / max(b.size, 1)
-	fmt.Fprintf(b.out, "\r%s  %s / %s  %3d%%", b.title, mib(b.n), mib(b.size), pct)
+	fmt.Fprintf(b.out, "\r%s  %s / %s  %3d%%", b.title, humanize.IBytes(uint64(b.n)), humanize.IBytes(uint64(b.size)), pct)
 }
 
 func (b *bar) done(err error) {
@@ -76,5 +78,3 @@ func (b *bar) done(err error) {
 	}
 	fmt.Fprintln(b.out, "  done")
 }
-
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -40,7 +40,7 @@ func TestTerminalProgress(t *testing.T) {
 				}
 				return
 			}
-			if !strings.HasPrefix(got, "\rfn  0.0 MiB / 3.0 MiB    0%") || !strings.HasSuffix(got, "3.0 MiB / 3.0 MiB  100%  "+tc.wantEnd) {
+			if !strings.HasPrefix(got, "\rfn  0 B / 3.0 MiB    0%") || !strings.HasSuffix(got, "3.0 MiB / 3.0 MiB  100%  "+tc.wantEnd) {
 				t.Errorf("progress output %q", got)
 			}
 		})

@@ -54,5 +54,6 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// verified reports the verification failure, if any, once the reader has been consumed.
+// failure is the verification failure, if any: a DigestMismatchError once the reader saw too many
+// bytes, too few, or the wrong ones; nil while the bytes read so far may still be the right ones.
 func (v *verifyingReader) failure() error { return v.err }

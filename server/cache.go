@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/krm-catalog/krm-catalog/store"
@@ -149,44 +148,45 @@ func (c *ContentCache) setLive(live bool) {
 	}
 }
 
-// Listen follows publishes on every replica through PostgreSQL notifications until ctx ends,
-// reconnecting with backoff.
-func (c *ContentCache) Listen(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) {
-	backoff := 100 * time.Millisecond
+// Subscriber follows the publishes of every replica (store.Store.Subscribe).
+type Subscriber interface {
+	Subscribe(ctx context.Context, fn func(store.Change)) error
+}
+
+// Listen follows publishes on every replica through sub until ctx ends, subscribing again with
+// backoff when the subscription fails. A failure is logged once, and its end once, however long
+// the database stays away.
+func (c *ContentCache) Listen(ctx context.Context, sub Subscriber, logger *slog.Logger) {
+	const minBackoff, maxBackoff = 100 * time.Millisecond, 5 * time.Second
+	backoff := minBackoff
+	down := false
 	for ctx.Err() == nil {
-		err := c.listenOnce(ctx, pool)
+		err := sub.Subscribe(ctx, func(ch store.Change) {
+			if ch.Resync {
+				c.setLive(true)
+				if down {
+					logger.InfoContext(ctx, "content cache listener connected again")
+					down = false
+				}
+				backoff = minBackoff
+				return
+			}
+			c.invalidate(ch.Subject)
+		})
 		c.setLive(false)
 		if ctx.Err() != nil {
 			return
 		}
-		logger.WarnContext(ctx, "content cache listener disconnected; serving from the database until it is back", slog.Any("error", err))
+		if !down {
+			logger.WarnContext(ctx, "content cache listener disconnected; serving from the database until it is back", slog.Any("error", err))
+			down = true
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(backoff):
 		}
-		backoff = min(backoff*2, 10*time.Second)
-	}
-}
-
-func (c *ContentCache) listenOnce(ctx context.Context, pool *pgxpool.Pool) error {
-	pooled, err := pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	// the connection will carry LISTEN state: take it out of the pool for good
-	conn := pooled.Hijack()
-	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+store.NotifyChannel); err != nil {
-		return err
-	}
-	c.setLive(true)
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		c.invalidate(n.Payload)
+		backoff = min(backoff*2, maxBackoff)
 	}
 }
 

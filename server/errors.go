@@ -1,11 +1,15 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/dustin/go-humanize"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/store"
@@ -60,7 +64,10 @@ func statusOf(err error) (int, string, []errorDetail) {
 		tooLarge *http.MaxBytesError
 		upstream *upstreamError
 	)
+	var tooMany *tooManyRequests
 	switch {
+	case errors.As(err, &tooMany):
+		return http.StatusTooManyRequests, tooMany.message, nil
 	case errors.As(err, &upstream):
 		return http.StatusBadGateway, upstream.message, nil
 	case errors.As(err, &invalid):
@@ -68,7 +75,7 @@ func statusOf(err error) (int, string, []errorDetail) {
 	case errors.As(err, &bad):
 		return http.StatusBadRequest, bad.message, nil
 	case errors.As(err, &tooLarge):
-		return http.StatusRequestEntityTooLarge, "request body is larger than the limit of " + humanSize(tooLarge.Limit), nil
+		return http.StatusRequestEntityTooLarge, "request body is larger than the limit of " + humanize.IBytes(uint64(tooLarge.Limit)), nil
 	case errors.Is(err, store.ErrBadPageToken):
 		return http.StatusBadRequest, err.Error(), nil
 	case errors.Is(err, store.ErrUnauthorized):
@@ -79,8 +86,30 @@ func statusOf(err error) (int, string, []errorDetail) {
 		return http.StatusNotFound, err.Error(), nil
 	case errors.Is(err, store.ErrConflict):
 		return http.StatusConflict, err.Error(), nil
+	case store.IsUnavailable(err), errors.Is(err, context.Canceled):
+		return http.StatusServiceUnavailable, unavailableMessage, nil
 	}
 	return http.StatusInternalServerError, "internal error", nil
+}
+
+// unavailableMessage is the answer while the database cannot answer: down, restarting, failing
+// over, stalled, or every connection busy.
+const unavailableMessage = "the database is unavailable; try again shortly"
+
+// retryAfterUnavailable is the Retry-After of a 503: about what a restart of the embedded
+// database or a failover takes.
+const retryAfterUnavailable = 2 * time.Second
+
+// retryAfter is the Retry-After of an error response, or 0 for none.
+func retryAfter(status int, err error) time.Duration {
+	var tooMany *tooManyRequests
+	switch {
+	case status == http.StatusServiceUnavailable:
+		return retryAfterUnavailable
+	case errors.As(err, &tooMany):
+		return tooMany.retryAfter
+	}
+	return 0
 }
 
 // handlerFunc is a handler that returns its error instead of writing it.
@@ -94,14 +123,37 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 			return
 		}
 		status, msg, det := statusOf(err)
-		if status == http.StatusInternalServerError || status == http.StatusBadGateway {
-			s.logger.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
-		}
+		s.logFailure(r, status, err)
 		if status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="krm-catalog"`)
 		}
+		if status == http.StatusTooManyRequests && r.ContentLength != 0 {
+			// do not read a refused body to keep the connection: a flood of large posts would
+			// cost as much to refuse as to serve
+			w.Header().Set("Connection", "close")
+		}
+		if d := retryAfter(status, err); d > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(max(1, (d+time.Second-1)/time.Second))))
+		}
 		w.Header().Set("Cache-Control", "no-store")
 		writeJSON(w, status, apiError{Error: errorBody{Message: msg, Details: det}})
+	}
+}
+
+// logFailure logs the failures an operator must see, coalesced: a database outage is one line
+// when it starts and one with its count when it ends; clients' mistakes are not logged.
+func (s *Server) logFailure(r *http.Request, status int, err error) {
+	switch {
+	case status == http.StatusServiceUnavailable && errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		return // the client left
+	case status == http.StatusServiceUnavailable:
+		s.failures.failed(r.Context(), slog.LevelWarn, "database unavailable", "database unavailable: answering 503", slog.Any("error", err))
+	case status == http.StatusTooManyRequests:
+		s.failures.failed(r.Context(), slog.LevelWarn, "rate limited", "requests over a limit: answering 429", slog.String("limit", err.Error()))
+	case status >= 500:
+		kind := "status " + strconv.Itoa(status) + " " + routeOf(r)
+		s.failures.failed(r.Context(), slog.LevelError, kind, "request failed",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
 	}
 }
 
@@ -111,14 +163,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // the status is sent; a failed write means the client left
-}
-
-func humanSize(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

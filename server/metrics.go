@@ -6,8 +6,9 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/krm-catalog/krm-catalog/store"
 )
 
 type httpMetrics struct {
@@ -37,53 +38,66 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 
 // observe records one request. Routes are labelled by pattern, not path, so the label set stays bounded.
 func (m *httpMetrics) observe(r *http.Request, status int, took time.Duration) {
-	route := "unmatched"
-	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
-		route = rc.RoutePattern()
-	}
+	route := routeOf(r)
 	m.requests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
 	m.latency.WithLabelValues(route, r.Method).Observe(took.Seconds())
 }
 
-// PoolCollector exports the statistics of a pgx pool.
+// routeOf is the route pattern a request matched, a bounded label.
+func routeOf(r *http.Request) string {
+	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+		return rc.RoutePattern()
+	}
+	return "unmatched"
+}
+
+// PoolStatser reports connection pool statistics (store.Store.Stats).
+type PoolStatser interface {
+	Stats() store.PoolStats
+}
+
+// PoolCollector exports the statistics of the database connection pool.
 type PoolCollector struct {
-	pool                                  *pgxpool.Pool
+	pool                                  PoolStatser
+	canceledAcquires                      *prometheus.Desc
 	acquired, idle, total, max            *prometheus.Desc
 	acquires, emptyAcquires, acquireWaits *prometheus.Desc
 }
 
 // NewPoolCollector describes the pool statistics as metrics.
-func NewPoolCollector(pool *pgxpool.Pool) *PoolCollector {
+func NewPoolCollector(pool PoolStatser) *PoolCollector {
 	d := func(name, help string) *prometheus.Desc {
 		return prometheus.NewDesc("krm_catalog_db_pool_"+name, help, nil, nil)
 	}
 	return &PoolCollector{
-		pool:          pool,
-		acquired:      d("acquired_connections", "Connections in use."),
-		idle:          d("idle_connections", "Idle connections."),
-		total:         d("total_connections", "Open connections."),
-		max:           d("max_connections", "The pool's size limit."),
-		acquires:      d("acquires_total", "Connections handed out."),
-		emptyAcquires: d("empty_acquires_total", "Acquires that had to wait for a connection."),
-		acquireWaits:  d("acquire_wait_seconds_total", "Time spent waiting for a connection."),
+		pool:             pool,
+		acquired:         d("acquired_connections", "Connections in use."),
+		idle:             d("idle_connections", "Idle connections."),
+		total:            d("total_connections", "Open connections."),
+		max:              d("max_connections", "The pool's size limit."),
+		acquires:         d("acquires_total", "Connections handed out."),
+		emptyAcquires:    d("empty_acquires_total", "Acquires that had to wait for a connection."),
+		acquireWaits:     d("acquire_wait_seconds_total", "Time spent waiting for a connection."),
+		canceledAcquires: d("canceled_acquires_total", "Acquires given up, acquire timeouts among them."),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *PoolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.acquired, c.idle, c.total, c.max, c.acquires, c.emptyAcquires, c.acquireWaits} {
+	for _, d := range []*prometheus.Desc{c.acquired, c.idle, c.total, c.max, c.acquires, c.emptyAcquires, c.acquireWaits, c.canceledAcquires} {
 		ch <- d
 	}
 }
 
 // Collect implements prometheus.Collector.
 func (c *PoolCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.pool.Stat()
-	ch <- prometheus.MustNewConstMetric(c.acquired, prometheus.GaugeValue, float64(st.AcquiredConns()))
-	ch <- prometheus.MustNewConstMetric(c.idle, prometheus.GaugeValue, float64(st.IdleConns()))
-	ch <- prometheus.MustNewConstMetric(c.total, prometheus.GaugeValue, float64(st.TotalConns()))
-	ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(st.MaxConns()))
-	ch <- prometheus.MustNewConstMetric(c.acquires, prometheus.CounterValue, float64(st.AcquireCount()))
-	ch <- prometheus.MustNewConstMetric(c.emptyAcquires, prometheus.CounterValue, float64(st.EmptyAcquireCount()))
-	ch <- prometheus.MustNewConstMetric(c.acquireWaits, prometheus.CounterValue, st.AcquireDuration().Seconds())
+	st := c.pool.Stats()
+	ch <- prometheus.MustNewConstMetric(c.acquired, prometheus.GaugeValue, float64(st.Acquired))
+	ch <- prometheus.MustNewConstMetric(c.idle, prometheus.GaugeValue, float64(st.Idle))
+	ch <- prometheus.MustNewConstMetric(c.total, prometheus.GaugeValue, float64(st.Total))
+	ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(st.Max))
+	ch <- prometheus.MustNewConstMetric(c.acquires, prometheus.CounterValue, float64(st.Acquires))
+	ch <- prometheus.MustNewConstMetric(c.emptyAcquires, prometheus.CounterValue, float64(st.EmptyAcquires))
+	ch <- prometheus.MustNewConstMetric(c.acquireWaits, prometheus.CounterValue, st.AcquireWait.Seconds())
+	ch <- prometheus.MustNewConstMetric(c.canceledAcquires, prometheus.CounterValue, float64(st.Canceled))
 }

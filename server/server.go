@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -19,7 +20,8 @@ import (
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
-// Store is what the service needs of the database.
+// Store is what the service needs of the database (store.Store implements it; tests use a fake).
+// Add a method here when a handler needs one; the interfaces it embeds belong to their concerns.
 type Store interface {
 	Ping(ctx context.Context) error
 	Authenticate(ctx context.Context, token string) (string, error)
@@ -59,6 +61,10 @@ type Config struct {
 	Signatures *Signatures
 	// Mount adds routes of other packages (the website) to the router.
 	Mount func(r chi.Router)
+	// Limits bound validation, search and publishes; the zero value means DefaultLimits.
+	Limits *Limits
+	// Deadlines bound requests by class; zero fields take DefaultDeadlines'.
+	Deadlines Deadlines
 }
 
 // Server serves the API. Build one with New.
@@ -78,6 +84,10 @@ type Server struct {
 	registry       Registry
 	registryPrefix string
 	signatures     *Signatures
+
+	deadlines                                Deadlines
+	validateLimit, searchLimit, publishLimit *limiter
+	failures                                 *coalescer
 }
 
 //go:embed openapi.yaml
@@ -97,6 +107,18 @@ func New(cfg Config) (*Server, error) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	s.failures = newCoalescer(s.logger, 10*time.Second)
+	limits := DefaultLimits(runtime.GOMAXPROCS(0))
+	if cfg.Limits != nil {
+		limits = *cfg.Limits
+	}
+	s.validateLimit, s.searchLimit, s.publishLimit = newLimiter("validate", limits.Validate), newLimiter("search", limits.Search), newLimiter("publish", limits.Publish)
+	s.deadlines = DefaultDeadlines()
+	for _, d := range []struct{ set, def *time.Duration }{{&cfg.Deadlines.Read, &s.deadlines.Read}, {&cfg.Deadlines.Validate, &s.deadlines.Validate}, {&cfg.Deadlines.Write, &s.deadlines.Write}} {
+		if *d.set > 0 {
+			*d.def = *d.set
+		}
+	}
 	reg := cfg.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -113,7 +135,7 @@ func New(cfg Config) (*Server, error) {
 	}
 
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, s.observe, middleware.Recoverer, middleware.GetHead)
+	r.Use(middleware.RequestID, s.observe, middleware.Recoverer, middleware.GetHead, s.deadline)
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.handle(s.readyz))
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
@@ -124,19 +146,19 @@ func New(cfg Config) (*Server, error) {
 
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Get("/openapi.yaml", s.openAPI)
-		r.With(s.authenticate).Put("/catalogs/{name}/versions/{version}", s.handle(s.publishCatalog))
-		r.With(s.authenticate).Put("/definitions/{group}/{kind}", s.handle(s.publishDefinition))
+		r.With(s.authenticate).Put("/catalogs/{name}/versions/{version}", s.handle(s.limitPublisher(s.publishLimit, s.publishCatalog)))
+		r.With(s.authenticate).Put("/definitions/{group}/{kind}", s.handle(s.limitPublisher(s.publishLimit, s.publishDefinition)))
 		r.Get("/catalogs", s.handle(s.listCatalogs))
 		r.Get("/catalogs/{name}", s.handle(s.getCatalog))
 		r.Get("/catalogs/{name}/versions", s.handle(s.listCatalogVersions))
-		r.Get("/functions", s.handle(s.searchFunctions))
+		r.Get("/functions", s.handle(s.limit(s.searchLimit, s.searchFunctions)))
 		r.Get("/functions/{group}/{kind}", s.handle(s.getFunction))
 		r.Get("/functions/{group}/{kind}/versions/{version}", s.handle(s.getFunctionVersion))
 		r.Get("/resolve", s.handle(s.resolve))
 		r.With(s.authenticate).Put("/publishers/{name}/keys", s.handle(s.addKey))
 		r.Get("/publishers/{name}/keys", s.handle(s.listKeys))
 		r.With(s.authenticate).Delete("/publishers/{name}/keys/{fingerprint}", s.handle(s.deleteKey))
-		r.Post("/validate", s.handle(s.validate))
+		r.Post("/validate", s.handle(s.limit(s.validateLimit, s.validate)))
 		r.NotFound(s.handle(func(http.ResponseWriter, *http.Request) error {
 			return store.Errorf(store.ErrNotFound, "no such API endpoint")
 		}))
@@ -151,19 +173,24 @@ func New(cfg Config) (*Server, error) {
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
+// healthz is liveness: the process is up and serves HTTP. It does not ask the database, so that
+// an orchestrator does not restart replicas for a database outage they cannot fix.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write([]byte("ok\n"))
 }
 
+// readyzTimeout is how long readiness waits for the database.
+const readyzTimeout = time.Second
+
+// readyz is readiness: the database answered within readyzTimeout, so the replica can serve more
+// than its cache. A failure answers 503 through the error adapter.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
-		s.logger.WarnContext(ctx, "not ready", slog.Any("error", err))
-		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: errorBody{Message: "the database is not reachable"}})
-		return nil
+		return fmt.Errorf("%w: readiness: %w", store.ErrUnavailable, err)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
@@ -176,7 +203,8 @@ func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(openAPI)
 }
 
-// observe writes one structured log line per request and records its metrics.
+// observe records every request's metrics and writes one structured log line per request at
+// debug level: at load, a line per request at info would be hundreds of megabytes an hour.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
@@ -184,7 +212,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		next.ServeHTTP(ww, r)
 		took := time.Since(start)
 		s.metrics.observe(r, ww.Status(), took)
-		s.logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		if !s.logger.Enabled(r.Context(), slog.LevelDebug) {
+			return
+		}
+		s.logger.LogAttrs(r.Context(), slog.LevelDebug, "request",
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.Int("status", ww.Status()),

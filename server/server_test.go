@@ -43,7 +43,7 @@ func TestStatusOf(t *testing.T) {
 			t.Errorf("an internal error leaks its cause to the client: %q", msg)
 		}
 	}
-	if _, msg, _ := statusOf(&http.MaxBytesError{Limit: 4 << 20}); msg != "request body is larger than the limit of 4 MiB" {
+	if _, msg, _ := statusOf(&http.MaxBytesError{Limit: 4 << 20}); msg != "request body is larger than the limit of 4.0 MiB" {
 		t.Errorf("413 message %q", msg)
 	}
 }

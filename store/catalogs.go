@@ -66,8 +66,8 @@ type PublishCatalogParams struct {
 	Content   []byte
 	Document  *catalog.Document
 	Catalog   *catalog.Catalog
-	// Push, when set, copies the new version to a registry before the transaction commits, and
-	// returns where (reference, manifest digest); a failed push fails the publish.
+	// Push, when set, copies the new version to a registry before it is committed, outside any
+	// transaction, and returns where (reference, manifest digest); a failed push fails the publish.
 	Push func(ctx context.Context) (reference, digest string, err error)
 }
 
@@ -94,11 +94,41 @@ WHERE catalog_version_id = $2 OR catalog_version_id = $1
 RETURNING function_id`
 )
 
+// errRehearsed rolls back the rehearsal of a publish that pushes to a registry.
+var errRehearsed = errors.New("publish rehearsed")
+
 // PublishCatalog stores a catalog version in one transaction. Publishing the same bytes again
 // returns the stored version with created false; other bytes under a published version are
 // ErrConflict. The catalog name, and every function it lists, must belong to the publisher (or be
 // new, and so become theirs), else ErrForbidden.
+//
+// With p.Push, the publish is rehearsed first (the same transaction, rolled back where the push
+// belongs), so that a publish that would fail does not push; then the push runs with no
+// transaction open, no row locked and no connection held, however long the registry takes; then
+// the transaction runs again and commits the version with where it was pushed. Nothing is visible
+// before that commit, and a failed push publishes nothing.
 func (s *Store) PublishCatalog(ctx context.Context, p PublishCatalogParams) (CatalogVersion, bool, error) {
+	var pushed *pushResult
+	if p.Push != nil {
+		out, created, err := s.publishCatalog(ctx, p, nil)
+		if !errors.Is(err, errRehearsed) {
+			return out, created, err // a no-op republish, or a publish that would fail
+		}
+		ref, dgst, err := p.Push(ctx)
+		if err != nil {
+			return CatalogVersion{}, false, fmt.Errorf("publish catalog %q version %s: %w", p.Name, p.Version, err)
+		}
+		pushed = &pushResult{reference: ref, digest: dgst}
+	}
+	return s.publishCatalog(ctx, p, pushed)
+}
+
+// pushResult is where a catalog version was pushed.
+type pushResult struct{ reference, digest string }
+
+// publishCatalog is PublishCatalog's transaction. With p.Push set and pushed nil, it stops with
+// errRehearsed where the push result is needed.
+func (s *Store) publishCatalog(ctx context.Context, p PublishCatalogParams, pushed *pushResult) (CatalogVersion, bool, error) {
 	digest := Digest(p.Content)
 	out := CatalogVersion{Catalog: p.Name, Version: p.Version, Digest: digest, Publisher: p.Publisher, Size: len(p.Content), Functions: len(p.Catalog.Functions)}
 	created := false
@@ -145,14 +175,13 @@ func (s *Store) PublishCatalog(ctx context.Context, p PublishCatalogParams) (Cat
 			return err
 		}
 		if p.Push != nil {
-			ref, dgst, err := p.Push(ctx)
-			if err != nil {
+			if pushed == nil {
+				return errRehearsed
+			}
+			if _, err := tx.Exec(ctx, sqlSetCatalogOCI, versionID, pushed.reference, pushed.digest); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, sqlSetCatalogOCI, versionID, ref, dgst); err != nil {
-				return err
-			}
-			out.OCIReference, out.OCIDigest = ref, dgst
+			out.OCIReference, out.OCIDigest = pushed.reference, pushed.digest
 		}
 		created = true
 		out.Latest = latestVersion == nil || newerVersion(p.Version, *latestVersion)
@@ -182,6 +211,9 @@ func (s *Store) PublishCatalog(ctx context.Context, p PublishCatalogParams) (Cat
 		}
 		return notify(ctx, tx, "catalog:"+p.Name)
 	})
+	if errors.Is(err, errRehearsed) {
+		return CatalogVersion{}, false, err
+	}
 	if err != nil {
 		return CatalogVersion{}, false, fmt.Errorf("publish catalog %q version %s: %w", p.Name, p.Version, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -43,13 +44,24 @@ const NotifyChannel = "krm_catalog_changes"
 
 // Store is the PostgreSQL store. It is safe for concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
+	pool         *boundedPool
+	connConfig   *pgx.ConnConfig // for connections outside the pool (Subscribe)
+	writeTimeout string          // statement_timeout of write transactions, in milliseconds
+	now          func() time.Time
 }
 
-// Open connects to the database at url. The schema must be migrated already.
+// Open connects to the database at url with the default Options. The schema must be migrated
+// already.
 func Open(ctx context.Context, url string) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	return OpenWith(ctx, url, Options{})
+}
+
+// OpenWith connects to the database at url with opts. The schema must be migrated already. A URL
+// may name several hosts (host=a,b or postgres://a,b/db) with target_session_attrs=read-write:
+// connections then go to whichever is the primary, also after a failover.
+func OpenWith(ctx context.Context, url string, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	cfg, err := poolConfig(url, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -57,11 +69,13 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	if err := pool.Ping(ctx); err != nil {
+	s := &Store{pool: &boundedPool{Pool: pool, acquireTimeout: opts.AcquireTimeout}, connConfig: cfg.ConnConfig,
+		writeTimeout: strconv.FormatInt(opts.WriteTimeout.Milliseconds(), 10), now: time.Now}
+	if err := pool.Ping(ctx); err != nil { // the first connection: bounded by the connect timeout
 		pool.Close()
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	return &Store{pool: pool, now: time.Now}, nil
+	return s, nil
 }
 
 // Close closes every connection.
@@ -75,12 +89,17 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Pool exposes the connection pool for metrics and for listening to notifications.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+const sqlWriteTimeout = `SELECT set_config('statement_timeout', $1, true)`
 
-// inTx runs fn in a transaction, committing when it returns nil and rolling back otherwise.
+// inTx runs fn in a transaction, committing when it returns nil and rolling back otherwise. Its
+// statements run under the write class's statement_timeout.
 func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, fn)
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, sqlWriteTimeout, s.writeTimeout); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
 }
 
 const sqlAudit = `INSERT INTO audit_log (publisher, action, subject, details) VALUES ($1, $2, $3, $4)`

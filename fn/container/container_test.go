@@ -1,6 +1,8 @@
 package container
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,15 +31,39 @@ func TestRunArgs(t *testing.T) {
 }
 
 func TestEngine(t *testing.T) {
-	t.Parallel()
-	env := func(v string) func(string) (string, bool) {
-		return func(k string) (string, bool) { return v, k == EnvEngine }
+	// Not parallel: PATH is set per case so that the result does not depend on what the machine has.
+	withPodman := t.TempDir()
+	podman := filepath.Join(withPodman, "podman")
+	if err := os.WriteFile(podman, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := Engine(env("rkt")); err == nil || !strings.Contains(err.Error(), "docker or podman") {
-		t.Errorf("KRM_FN_RUNTIME=rkt: error = %v", err)
+	tests := []struct {
+		name    string
+		path    string
+		engine  string // KRM_FN_RUNTIME; "" for unset
+		want    string
+		wantErr string
+	}{
+		{name: "nothing installed", path: t.TempDir(), wantErr: "no container engine"},
+		{name: "podman found when docker is missing", path: withPodman, want: podman},
+		{name: "engine chosen and found", path: withPodman, engine: "podman", want: podman},
+		{name: "engine chosen but missing", path: withPodman, engine: "docker", wantErr: "KRM_FN_RUNTIME=docker"},
+		{name: "engine not supported", path: withPodman, engine: "rkt", wantErr: "docker or podman"},
 	}
-	if _, err := Engine(func(string) (string, bool) { return "", false }); err != nil && !strings.Contains(err.Error(), "no container engine") {
-		t.Errorf("without KRM_FN_RUNTIME: error = %v", err)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PATH", tc.path)
+			got, err := Engine(func(k string) (string, bool) { return tc.engine, k == EnvEngine && tc.engine != "" })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Engine() = %q, %v; want an error containing %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("Engine() = %q, %v; want %q", got, err, tc.want)
+			}
+		})
 	}
 }
 

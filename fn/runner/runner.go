@@ -126,6 +126,9 @@ func wire(o Options) fn.Format {
 	return fn.JSON
 }
 
+// Resolver returns the resolver the runner resolves configs with.
+func (r *Runner) Resolver() *resolver.Resolver { return r.o.Resolver }
+
 // Close stops every function server the runner started.
 func (r *Runner) Close() error { return r.pool.Close() }
 
@@ -174,13 +177,21 @@ func (r *Runner) Check(ctx context.Context, cfg *yaml.RNode) (*Checked, []fn.Res
 	if err != nil {
 		return nil, nil, err
 	}
+	return r.CheckResolved(res, cfg)
+}
+
+// CheckResolved is Check for a config whose resolution the caller found itself (kpt's Kptfile
+// steps name an image or an executable rather than relying on the config's kind).
+func (r *Runner) CheckResolved(res *resolver.Resolution, cfg *yaml.RNode) (*Checked, []fn.Result, error) {
 	c := &Checked{Name: describe(res), cfg: cfg, res: res}
 	if res.Explicit == nil {
 		r.mu.Lock()
 		r.uses[useKey(res)]++
 		r.mu.Unlock()
 	}
-	if res.Explicit == nil && res.Version.Schema != nil {
+	// a config of another kind (a ConfigMap given to a function found by its image) is not what the
+	// schema describes
+	if res.Explicit == nil && res.Version.Schema != nil && cfg != nil && cfg.GetApiVersion() == res.Function.APIVersion(res.Version) && cfg.GetKind() == res.Function.Kind {
 		results, err := r.validate(res, cfg)
 		if err != nil {
 			return c, nil, fmt.Errorf("%s: %w", c.Name, err)
@@ -231,7 +242,7 @@ func describe(res *resolver.Resolution) string {
 // withoutRuntimeField returns the config without KEP-2299's top-level runtime field: it tells the
 // orchestrator how to run the function and is not part of the function's own configuration.
 func withoutRuntimeField(cfg *yaml.RNode) *yaml.RNode {
-	if cfg.Field("runtime") == nil {
+	if cfg == nil || cfg.Field("runtime") == nil {
 		return cfg
 	}
 	c := cfg.Copy()

@@ -41,7 +41,7 @@ type Launcher interface {
 type Pool struct {
 	// StartTimeout bounds how long a server may take to accept connections; default 30 s.
 	StartTimeout time.Duration
-	// Format is the wire format; JSON unless set otherwise (DESIGN §9: YAML encoding dominates).
+	// Format is the wire format; JSON unless set otherwise (docs/design.md §9: YAML encoding dominates).
 	Format fn.Format
 	// Client sends the requests; nil uses a client without timeout (calls are bounded by their
 	// context).

@@ -1,7 +1,10 @@
 // Package starlarkfn runs KRM functions written in starlark, in-process with go.starlark.net, as
-// kpt's StarlarkRun does: the script reads and changes ctx.resource_list (a dict with items,
-// functionConfig and results), fail() reports an error result, and print() writes to standard error.
-// A script has no file, network or load() access, and is bounded in execution steps and wall time.
+// kpt's starlark function (StarlarkRun) does: the script reads and changes ctx.resource_list (a dict
+// with items, functionConfig and results), reads the Kubernetes OpenAPI document as ctx.open_api,
+// loads kpt's modules (encoding/json.star, re.star, ...), and fail() or any other script error
+// becomes an error result as kpt reports it; print() writes to standard error. Dicts a script
+// creates are written with their keys in kpt's order. A script has no file, network or environment
+// access, and is bounded in execution steps and wall time.
 package starlarkfn
 
 import (
@@ -11,12 +14,12 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -67,7 +70,7 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 		Print: func(_ *starlark.Thread, msg string) {
 			fmt.Fprintln(stderr, msg)
 		},
-		// no Load: load() statements fail, so a script reaches nothing beyond what it is given
+		Load: load(modules()), // kpt's modules that stay inside the sandbox
 	}
 	maxSteps := f.MaxSteps
 	if maxSteps == 0 {
@@ -83,8 +86,7 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 	stop := context.AfterFunc(ctx, func() { thread.Cancel(context.Cause(ctx).Error()) })
 	defer stop()
 
-	ctxModule := &starlarkstruct.Module{Name: "ctx", Members: starlark.StringDict{"resource_list": rl}}
-	predeclared := starlark.StringDict{"ctx": ctxModule}
+	predeclared := starlark.StringDict{"ctx": &scriptContext{resourceList: rl, environment: starlark.NewDict(0)}}
 	name := f.Name
 	if name == "" {
 		name = "script.star"
@@ -96,19 +98,17 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 			reason := msg[i+len("Starlark computation cancelled: "):]
 			return nil, &fn.FunctionError{Err: fmt.Errorf("%w: %s (after %d steps; the bound is %d steps and %s)", ErrLimit, reason, thread.ExecutionSteps(), maxSteps, timeout)}
 		}
+		// A script error is what kpt's starlark function reports as an error result (the error's
+		// message: "fail: <message>" for fail()), with the items unchanged; the backtrace goes to
+		// standard error.
 		var evalErr *starlark.EvalError
 		if errors.As(execErr, &evalErr) {
 			msg = evalErr.Msg
-			if fail, ok := strings.CutPrefix(msg, "fail: "); ok {
-				// fail() is how a starlark function reports that the configuration is wrong: an error
-				// result, with the items unchanged
-				out := &fn.ResourceList{APIVersion: in.APIVersion, Items: in.Items, FunctionConfig: in.FunctionConfig, Results: in.Results}
-				out.Results = append(append([]fn.Result(nil), out.Results...), fn.Result{Message: fail, Severity: fn.SeverityError})
-				return out, nil
-			}
-			msg = evalErr.Backtrace()
+			fmt.Fprintln(stderr, evalErr.Backtrace())
 		}
-		return nil, &fn.FunctionError{Err: fmt.Errorf("starlark: %s", msg)}
+		out := &fn.ResourceList{APIVersion: in.APIVersion, Items: in.Items, FunctionConfig: in.FunctionConfig}
+		out.Results = append(append([]fn.Result(nil), in.Results...), fn.Result{Message: msg, Severity: fn.SeverityError})
+		return out, nil
 	}
 	out, err := fromStarlarkList(rl, in)
 	if err != nil {
@@ -259,6 +259,28 @@ func fromStarlarkList(d *starlark.Dict, in *fn.ResourceList) (*fn.ResourceList, 
 	return out, nil
 }
 
+// kptKeyOrder orders a dict's items as kpt writes them: kpt's starlark function turns the dict into a
+// Go map and marshals it (sorting the keys), then formats each resource with kyaml's FormatFilter,
+// which puts the fields Kubernetes knows first in their usual order (yaml.FieldOrder: apiVersion,
+// kind, metadata, ...) and the others after them, sorted. The pipeline then gives fields the input
+// already had their order back, so the order shows on what the script created.
+func kptKeyOrder(items []starlark.Tuple) []starlark.Tuple {
+	key := func(t starlark.Tuple) string { s, _ := starlark.AsString(t[0]); return s }
+	sort.SliceStable(items, func(a, b int) bool {
+		ka, kb := key(items[a]), key(items[b])
+		oa, knownA := yaml.FieldOrder[ka]
+		ob, knownB := yaml.FieldOrder[kb]
+		switch {
+		case knownA && knownB:
+			return oa < ob
+		case knownA != knownB:
+			return knownA
+		}
+		return ka < kb
+	})
+	return items
+}
+
 // fromStarlark converts a starlark value back to a YAML node.
 func fromStarlark(v starlark.Value, depth int) (*yaml.Node, error) {
 	if depth > maxDepth {
@@ -281,7 +303,7 @@ func fromStarlark(v starlark.Value, depth int) (*yaml.Node, error) {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(t)}, nil
 	case *starlark.Dict:
 		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		for _, kv := range t.Items() {
+		for _, kv := range kptKeyOrder(t.Items()) {
 			k, ok := kv[0].(starlark.String)
 			if !ok {
 				return nil, fmt.Errorf("dict key %s is a %s, not a string", kv[0], kv[0].Type())

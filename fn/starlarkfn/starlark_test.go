@@ -88,7 +88,10 @@ func TestStarlarkResultsAndFail(t *testing.T) {
 		name, script string
 		want         []fn.Result
 	}{
-		{"fail", `fail("namespace is required")`, []fn.Result{{Message: "namespace is required", Severity: fn.SeverityError}}},
+		// kpt's starlark function reports the script's error message, which starlark prefixes with "fail: "
+		{"fail", `fail("namespace is required")`, []fn.Result{{Message: "fail: namespace is required", Severity: fn.SeverityError}}},
+		{"fail with values", `fail("want", 3, "got", None)`, []fn.Result{{Message: "fail: want 3 got None", Severity: fn.SeverityError}}},
+		{"other script error", `x = {}["missing"]`, []fn.Result{{Message: `key "missing" not in dict`, Severity: fn.SeverityError}}},
 		{"results appended", `ctx.resource_list["results"].append({"message": "looked at " + str(len(ctx.resource_list["items"])), "severity": "info"})`,
 			[]fn.Result{{Message: "looked at 2", Severity: fn.SeverityInfo}}},
 	}
@@ -151,8 +154,8 @@ func TestStarlarkHasNoIO(t *testing.T) {
 		`ctx.resource_list["items"].append({"a": lambda: 1})`,
 		`ctx.resource_list["items"][0][1] = 2`,
 	} {
-		_, err := (&Function{Script: script}).Run(context.Background(), list(t))
-		if err == nil {
+		out, err := (&Function{Script: script}).Run(context.Background(), list(t))
+		if err == nil && !fn.HasErrors(out.Results) {
 			t.Errorf("%q ran without error", script)
 		}
 	}
@@ -169,15 +172,109 @@ func TestStarlarkPrintGoesToStderr(t *testing.T) {
 	}
 }
 
-func TestStarlarkKeepsFieldOrder(t *testing.T) {
+// kpt writes the keys of dicts a script creates sorted, known Kubernetes fields first
+// (yaml.Marshal of a Go map, then kyaml's FormatFilter).
+func TestStarlarkSortsKeysAsKpt(t *testing.T) {
 	t.Parallel()
-	out, err := (&Function{Script: `ctx.resource_list["items"][1]["metadata"]["labels"] = {"z": "1", "a": "2"}`}).Run(context.Background(), list(t))
+	out, err := (&Function{Script: `ctx.resource_list["items"][1]["metadata"]["labels"] = {"z": "1", "a": "2"}
+ctx.resource_list["items"].append({"data": {"b": "1", "a": "2"}, "metadata": {"name": "n"}, "kind": "ConfigMap", "apiVersion": "v1"})`}).Run(context.Background(), list(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	meta, _ := out.Items[1].Pipe(yaml.Lookup("metadata"))
-	s, _ := meta.String()
-	if s != "name: web\nlabels:\n  z: \"1\"\n  a: \"2\"\n" {
+	if s, _ := meta.String(); s != "name: web\nlabels:\n  a: \"2\"\n  z: \"1\"\n" {
 		t.Errorf("metadata =\n%s", s)
+	}
+	if s, _ := out.Items[2].String(); s != "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\ndata:\n  a: \"2\"\n  b: \"1\"\n" {
+		t.Errorf("new item =\n%s", s)
+	}
+}
+
+// The modules kpt's starlark function offers to load(), by kpt's names.
+func TestStarlarkLoadsKptModules(t *testing.T) {
+	t.Parallel()
+	script := `
+load("encoding/json.star", "json")
+load("encoding/yaml.star", "yaml")
+load("encoding/base64.star", "base64")
+load("hash.star", "hash")
+load("re.star", "re")
+load("math.star", "math")
+load("time.star", "time")
+load("krmfn.star", "krmfn")
+r = ctx.resource_list["items"][1]
+d = {}
+d["json"] = json.encode({"b": [1, True, None], "a": "x"})
+d["json_back"] = json.decode('{"k": [1, 2]}')["k"][1]
+d["dumps"] = json.dumps([1])
+d["yaml"] = yaml.dumps({"k": "v"})
+d["yaml_back"] = yaml.loads("a:\n  b: 3\n")["a"]["b"]
+d["b64"] = base64.encode("hello")
+d["b64_back"] = base64.decode("aGVsbG8=")
+d["sha256"] = hash.sha256("abc")
+d["findall"] = re.findall("[0-9]+", "a1b22c333")
+d["match"] = re.match("(w+)e", "web")
+d["sub"] = re.sub("e", "E", "web")
+d["split"] = re.split(",", "a,b,c")
+d["floor"] = math.floor(2.7)
+d["dur"] = str(time.parse_duration("90s"))
+d["gvk"] = krmfn.match_gvk(r, "apps/v1", "Deployment")
+d["core"] = krmfn.match_gvk(ctx.resource_list["items"][0], "v1", "ConfigMap")
+d["name"] = krmfn.match_name(r, "web")
+d["ns"] = krmfn.match_namespace(r, "")
+r["spec"] = {"probe": d}
+`
+	out, err := (&Function{Script: script}).Run(context.Background(), list(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fn.HasErrors(out.Results) {
+		t.Fatalf("results: %v", out.Results)
+	}
+	probe, err := out.Items[1].Pipe(yaml.Lookup("spec", "probe"))
+	if err != nil || probe == nil {
+		t.Fatalf("no probe: %v", err)
+	}
+	got := map[string]any{}
+	if err := probe.YNode().Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"json": `{"a":"x","b":[1,true,null]}`, "json_back": 2, "dumps": "[1]",
+		"yaml": "k: v\n", "yaml_back": 3, "b64": "aGVsbG8=", "b64_back": "hello",
+		"sha256":  "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+		"findall": []any{"1", "22", "333"}, "match": []any{"we", "w"}, "sub": "wEb", "split": []any{"a", "b", "c"},
+		"floor": 2, "dur": "1m30s", "gvk": true, "core": true, "name": true, "ns": true,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("module results (-want +got):\n%s", diff)
+	}
+	out, err = (&Function{Script: `load("http.star", "http")`}).Run(context.Background(), list(t))
+	if err != nil || len(out.Results) != 1 || !strings.Contains(out.Results[0].Message, `module "http.star" is not available`) {
+		t.Errorf("load of http.star: %v %v", err, out)
+	}
+}
+
+// ctx.open_api is the Kubernetes OpenAPI document (kyaml's), as in kpt; ctx.environment is empty.
+func TestStarlarkOpenAPIAndEnvironment(t *testing.T) {
+	t.Parallel()
+	script := `
+defs = ctx.open_api["definitions"]
+d = defs["io.k8s.api.apps.v1.Deployment"]
+ctx.resource_list["items"][1]["spec"] = {
+  "count": len(defs) > 500,
+  "replicas": d["properties"]["spec"]["$ref"],
+  "env": len(ctx.environment),
+}`
+	out, err := (&Function{Script: script}).Run(context.Background(), list(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fn.HasErrors(out.Results) {
+		t.Fatalf("results: %v", out.Results)
+	}
+	spec, _ := out.Items[1].Pipe(yaml.Lookup("spec"))
+	if s, _ := spec.String(); s != "replicas: '#/definitions/io.k8s.api.apps.v1.DeploymentSpec'\nenv: 0\ncount: true\n" {
+		t.Errorf("spec =\n%s", s)
 	}
 }

@@ -26,7 +26,7 @@ On registries without the referrers API the referrers tag (sha256-<hex>) is main
 		Example: `  krm-catalog attach --definition definition.yaml registry.example.com/fns/set-ns@sha256:0dcc...`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.checkFormat(); err != nil {
+			if err := rf.format.check(cmd); err != nil {
 				return err
 			}
 			if definition == "" {
@@ -73,7 +73,7 @@ formats (the sha256-<hex>.sig tag and sigstore bundles stored as referrers), and
 With --key, each signature is checked against the keys.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.checkFormat(); err != nil {
+			if err := rf.format.check(cmd); err != nil {
 				return err
 			}
 			pubs, err := loadKeys(keys)
@@ -88,7 +88,7 @@ With --key, each signature is checked against the keys.`,
 			if err != nil {
 				return opErr(err)
 			}
-			if rf.format == "json" {
+			if rf.format.is("json") {
 				return writeJSON(cmd.OutOrStdout(), discoverOutput(d))
 			}
 			return writeDiscovery(cmd.OutOrStdout(), d, len(pubs) > 0)

@@ -50,7 +50,7 @@ type runtimeView struct {
 func newCatalogViewCmd() *cobra.Command {
 	var (
 		o      fnOptions
-		format string
+		format *outputFormat
 	)
 	cmd := &cobra.Command{
 		Use:   "view REF",
@@ -64,8 +64,8 @@ oci:// catalogs carry signatures.`,
   krm-catalog catalog view --key platform.pub oci://registry.example.com/catalogs/platform:v1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return &exitError{code: ExitUsage, err: fmt.Errorf("--output must be text or json, not %q", format)}
+			if err := format.check(cmd); err != nil {
+				return err
 			}
 			ref := args[0]
 			sigStatus := signatureStatus(cmd.Context(), &ociAdapter{opts: &o}, ref)
@@ -82,7 +82,7 @@ oci:// catalogs carry signatures.`,
 				return runExit(err)
 			}
 			v := viewOf(ref, cat, sigStatus)
-			if format == "json" {
+			if format.is("json") {
 				data, err := marshalOutput(v, "json")
 				if err != nil {
 					return err
@@ -94,7 +94,7 @@ oci:// catalogs carry signatures.`,
 		},
 	}
 	o.addResolveFlags(cmd.Flags())
-	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text or json")
+	format = addFormatFlag(cmd, true, "text", "json")
 	return cmd
 }
 

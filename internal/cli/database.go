@@ -2,19 +2,23 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/krm-catalog/krm-catalog/internal/embedded"
 	"github.com/krm-catalog/krm-catalog/migrations"
+	"github.com/krm-catalog/krm-catalog/store"
 )
 
 // databaseFlags are the flags of every command that opens the service's database.
 type databaseFlags struct {
-	url     string
-	dataDir string
+	url      string
+	dataDir  string
+	maxConns int32
 }
 
 func (f *databaseFlags) register(cmd *cobra.Command) {
@@ -22,6 +26,14 @@ func (f *databaseFlags) register(cmd *cobra.Command) {
 		"PostgreSQL URL (default $DATABASE_URL; with neither, the embedded cluster in --data-dir)")
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", embedded.DefaultDataDir(),
 		"where the embedded PostgreSQL cluster keeps its data")
+	maxConns, _ := strconv.ParseInt(os.Getenv("KRM_CATALOG_DB_MAX_CONNS"), 10, 32)
+	cmd.Flags().Int32Var(&f.maxConns, "db-max-conns", int32(maxConns),
+		fmt.Sprintf("size of the database connection pool, not counting the one LISTEN connection (default $KRM_CATALOG_DB_MAX_CONNS, else %d)", store.DefaultMaxConns))
+}
+
+// storeOptions are the store's pool settings from the flags.
+func (f *databaseFlags) storeOptions() store.Options {
+	return store.Options{MaxConns: f.maxConns}
 }
 
 // open opens the database and brings its schema up to date.

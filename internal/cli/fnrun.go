@@ -21,7 +21,7 @@ func newFnCmd() *cobra.Command {
 		Use:   "fn",
 		Short: "Run KRM functions resolved from catalogs",
 	}
-	cmd.AddCommand(newFnRunCmd(), newFnProxyCmd())
+	cmd.AddCommand(newFnRunCmd(), newFnProxyCmd(), newFnRenderCmd())
 	return cmd
 }
 
@@ -61,21 +61,29 @@ written), 2 for usage errors such as an untrusted catalog.`,
 	return cmd
 }
 
-// readConfigs reads function configs: every document of every file, in order.
-func readConfigs(files []string) ([]*yaml.RNode, error) {
-	var out []*yaml.RNode
+// readConfigs reads function configs: every document of every file, in order. local lists the
+// files whose documents are all local config (config.kubernetes.io/local-config: "true"): only those
+// are left out of a package they live in; any other config file there is one of its resources.
+func readConfigs(files []string) (configs []*yaml.RNode, local []string, err error) {
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--fn-config: %w", err)}
+			return nil, nil, &exitError{code: ExitUsage, err: fmt.Errorf("--fn-config: %w", err)}
 		}
 		rl, _, err := fn.DecodeInput(data)
 		if err != nil {
-			return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--fn-config %s: %w", f, err)}
+			return nil, nil, &exitError{code: ExitUsage, err: fmt.Errorf("--fn-config %s: %w", f, err)}
 		}
-		out = append(out, rl.Items...)
+		allLocal := len(rl.Items) > 0
+		for _, it := range rl.Items {
+			allLocal = allLocal && fn.IsLocalConfig(it)
+		}
+		if allLocal {
+			local = append(local, f)
+		}
+		configs = append(configs, rl.Items...)
 	}
-	return out, nil
+	return configs, local, nil
 }
 
 // target is what fn run works on: a package directory, or standard input.
@@ -94,7 +102,7 @@ func (t target) skipped() []string {
 	return t.pkg.Skipped
 }
 
-func readTarget(cmd *cobra.Command, path string, configFiles []string) target {
+func readTarget(cmd *cobra.Command, path string, localConfigs []string) target {
 	if path == "-" {
 		data, err := readStdin(cmd)
 		if err != nil {
@@ -106,7 +114,7 @@ func readTarget(cmd *cobra.Command, path string, configFiles []string) target {
 		}
 		return target{items: list.Items, in: in, list: list}
 	}
-	pkg, items, err := fn.ReadPackage(path, configFiles...)
+	pkg, items, err := fn.ReadPackage(path, localConfigs...)
 	if err != nil {
 		return target{err: &exitError{code: ExitUsage, err: err}}
 	}
@@ -114,7 +122,7 @@ func readTarget(cmd *cobra.Command, path string, configFiles []string) target {
 }
 
 func fnRun(ctx context.Context, cmd *cobra.Command, o *fnOptions, targetPath string, configFiles []string, resultsDir string, dryRun bool) error {
-	configs, err := readConfigs(configFiles)
+	configs, localConfigs, err := readConfigs(configFiles)
 	if err != nil {
 		return err
 	}
@@ -127,7 +135,7 @@ func fnRun(ctx context.Context, cmd *cobra.Command, o *fnOptions, targetPath str
 
 	// the input is read and parsed while the functions are resolved and fetched
 	read := make(chan target, 1)
-	go func() { read <- readTarget(cmd, targetPath, configFiles) }()
+	go func() { read <- readTarget(cmd, targetPath, localConfigs) }()
 	var got target
 	if len(configs) == 0 {
 		got = <-read
@@ -157,46 +165,50 @@ func fnRun(ctx context.Context, cmd *cobra.Command, o *fnOptions, targetPath str
 		return prepErr
 	}
 	out, runs, runErr := fn.Run(ctx, steps, got.items)
+	// what would be written is worked out before the results are reported, so that a run rejected
+	// here (a path the write rule refuses, two resources at one path and index) is in results.yaml
+	var data []byte
+	var changes []fn.FileChange
+	if runErr == nil {
+		data, changes, runErr = fnRunOutput(got, targetPath == "-", dryRun, out, runs)
+		if runErr != nil {
+			runs = fn.RejectedRun(runs, "krm-catalog fn run: write", runErr)
+		}
+	}
 	if err := reportResults(stderr, resultsDir, runs); err != nil {
 		return err
 	}
 	if runErr != nil {
 		return runErr
 	}
-	list, in, pkg := got.list, got.in, got.pkg
-	w := cmd.OutOrStdout()
+	if data != nil {
+		_, err := cmd.OutOrStdout().Write(data)
+		return err
+	}
+	if err := got.pkg.Apply(changes); err != nil {
+		return err
+	}
+	reportChanges(stderr, changes)
+	return nil
+}
+
+// fnRunOutput encodes what fn run prints (standard input's shape, or a --dry-run list), or plans
+// the changes to the package directory.
+func fnRunOutput(got target, stdin, dryRun bool, out []*yaml.RNode, runs []fn.FunctionResults) ([]byte, []fn.FileChange, error) {
 	switch {
-	case targetPath == "-":
-		res := &fn.ResourceList{APIVersion: list.APIVersion, Items: out, FunctionConfig: list.FunctionConfig}
+	case stdin:
+		res := &fn.ResourceList{APIVersion: got.list.APIVersion, Items: out, FunctionConfig: got.list.FunctionConfig}
 		for _, run := range runs {
 			res.Results = append(res.Results, run.Results...)
 		}
-		data, err := res.EncodeOutput(in)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
+		data, err := res.EncodeOutput(got.in)
+		return data, nil, err
 	case dryRun:
 		data, err := (&fn.ResourceList{Items: out}).Encode(fn.YAML)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
+		return data, nil, err
 	}
-	changes, err := pkg.Write(out)
-	if err != nil {
-		return err
-	}
-	for _, c := range changes {
-		verb := "wrote"
-		if c.Delete {
-			verb = "deleted"
-		}
-		fmt.Fprintf(stderr, "%s %s\n", verb, c.Path)
-	}
-	return nil
+	changes, err := got.pkg.Plan(out)
+	return nil, changes, err
 }
 
 func newFnProxyCmd() *cobra.Command {

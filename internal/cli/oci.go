@@ -28,19 +28,13 @@ func ociCommands() []*cobra.Command {
 // registryFlags are the flags every registry command shares.
 type registryFlags struct {
 	plainHTTP bool
-	format    string
+	format    *outputFormat
 }
 
 func (f *registryFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (automatic for localhost, 127.0.0.1 and ::1)")
-	cmd.Flags().StringVar(&f.format, "format", "text", "output format: text or json")
-}
-
-func (f *registryFlags) checkFormat() error {
-	if f.format != "text" && f.format != "json" {
-		return usageErr(fmt.Errorf("--format must be text or json, not %q", f.format))
-	}
-	return nil
+	// No -o alias: pull's -o is its output directory.
+	f.format = addFormatFlag(cmd, false, "text", "json")
 }
 
 // Whether a command reads through the cache: commands that only write to registries do not.

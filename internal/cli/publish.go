@@ -17,7 +17,8 @@ const versionLabel = "app.kubernetes.io/version"
 
 func newPublishCmd() *cobra.Command {
 	var (
-		serverURL, token, version, format string
+		serverURL, token, version string
+		format                    *outputFormat
 	)
 	cmd := &cobra.Command{
 		Use:   "publish --server URL [--token T] [--version V] FILE",
@@ -32,6 +33,9 @@ byte for byte.`,
 		Example: `  krm-catalog publish --server http://127.0.0.1:8080 --version 1.0.0 examples/catalog.yaml`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(cmd); err != nil {
+				return err
+			}
 			if token == "" {
 				token = os.Getenv("KRM_CATALOG_TOKEN")
 			}
@@ -46,22 +50,20 @@ byte for byte.`,
 			if err != nil {
 				return err
 			}
-			docs, findings := v.Validate(args[0], data, catalog.Options{})
+			doc, findings, err := v.ReadPublishable(args[0], data)
 			if findings.HasErrors() {
 				_ = catalog.WriteText(cmd.ErrOrStderr(), findings)
 				return &exitError{code: ExitFindings, err: errors.New("not published: the file has errors")}
 			}
-			if len(docs) != 1 {
-				return &exitError{code: ExitUsage, err: fmt.Errorf("%s holds %d documents; publish one catalog or definition per file", args[0], len(docs))}
+			if err != nil {
+				return usageErr(fmt.Errorf("publish takes one catalog or definition per file: %w", err))
 			}
 			client, err := apiclient.New(serverURL, token, nil)
 			if err != nil {
 				return &exitError{code: ExitUsage, err: err}
 			}
 			var res apiclient.Published
-			switch doc := docs[0]; doc.Kind {
-			case catalog.KindCatalog, catalog.KindCatalogShort:
-				cat, _ := catalog.DecodeCatalog(doc)
+			if cat := doc.Catalog; cat != nil {
 				if version == "" {
 					version = cat.Labels[versionLabel]
 				}
@@ -69,11 +71,9 @@ byte for byte.`,
 					return &exitError{code: ExitUsage, err: fmt.Errorf("no version: pass --version or set the %s label", versionLabel)}
 				}
 				res, err = client.PublishCatalog(cmd.Context(), cat.Name, version, data)
-			case catalog.KindDefinition:
-				def, _ := catalog.DecodeDefinition(doc)
+			} else {
+				def := doc.Definition
 				res, err = client.PublishDefinition(cmd.Context(), def.Function.Group, def.Function.Kind, data)
-			default:
-				return &exitError{code: ExitUsage, err: fmt.Errorf("%s is a %s; publish takes a %s or a %s", args[0], doc.Kind, catalog.KindCatalog, catalog.KindDefinition)}
 			}
 			var apiErr *apiclient.Error
 			if errors.As(err, &apiErr) {
@@ -85,7 +85,7 @@ byte for byte.`,
 			if err != nil {
 				return &exitError{code: ExitUsage, err: fmt.Errorf("publish %s: %w", args[0], err)}
 			}
-			if format == "json" {
+			if format.is("json") {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(res)
@@ -108,6 +108,6 @@ byte for byte.`,
 	cmd.Flags().StringVar(&serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
 	cmd.Flags().StringVar(&token, "token", "", "API token (default $KRM_CATALOG_TOKEN)")
 	cmd.Flags().StringVar(&version, "version", "", "catalog version (default: the app.kubernetes.io/version label)")
-	cmd.Flags().StringVarP(&format, "format", "o", "text", "output format: text or json")
+	format = addFormatFlag(cmd, true, "text", "json")
 	return cmd
 }

@@ -32,7 +32,7 @@ Artifacts whose media type is not one of krm-catalog's are refused.`,
   krm-catalog pull --key cosign.pub registry.example.com/catalogs/platform:v1.4.0`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.checkFormat(); err != nil {
+			if err := rf.format.check(cmd); err != nil {
 				return err
 			}
 			opts := oci.PullOptions{Dir: dir}
@@ -55,7 +55,7 @@ Artifacts whose media type is not one of krm-catalog's are refused.`,
 			if err != nil {
 				return opErr(err)
 			}
-			if rf.format == "json" {
+			if rf.format.is("json") {
 				return writeJSON(cmd.OutOrStdout(), pullOutput(res))
 			}
 			for _, f := range res.Files {

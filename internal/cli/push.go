@@ -37,7 +37,7 @@ With SOURCE_DATE_EPOCH set, created comes from it and the digest is reproducible
       --platform linux/amd64=dist/linux-amd64/set-ns --platform darwin/arm64=dist/darwin-arm64/set-ns`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.checkFormat(); err != nil {
+			if err := rf.format.check(cmd); err != nil {
 				return err
 			}
 			ref, err := oci.ParseReference(args[0])
@@ -128,43 +128,31 @@ func checkDocument(cmd *cobra.Command, opts *oci.PushOptions, file string, data 
 	if err != nil {
 		return usageErr(err)
 	}
-	docs, findings := v.Validate(file, data, catalog.Options{})
+	doc, findings, err := v.ReadPublishable(file, data)
 	if findings.HasErrors() {
 		catalog.WriteText(cmd.ErrOrStderr(), findings)
 		return &exitError{code: ExitFindings, err: fmt.Errorf("%s does not validate; not pushed", file)}
 	}
-	if len(docs) != 1 {
-		return usageErr(fmt.Errorf("%s holds %d documents; an artifact holds one catalog or definition", file, len(docs)))
+	if err != nil {
+		return usageErr(fmt.Errorf("push takes a catalog or definition, or a file with --type starlark|exec: %w", err))
 	}
-	var k oci.Kind
-	title := ""
-	switch d := docs[0]; d.Kind {
-	case catalog.KindCatalog, catalog.KindCatalogShort:
+	k := oci.KindDefinition
+	if doc.Catalog != nil {
 		k = oci.KindCatalog
-		if c, err := catalog.DecodeCatalog(d); err == nil {
-			title = c.Name
-		}
-	case catalog.KindDefinition:
-		k = oci.KindDefinition
-		if def, err := catalog.DecodeDefinition(d); err == nil {
-			title = def.Function.ID()
-		}
-	default:
-		return usageErr(fmt.Errorf("%s is a %s: push takes a %s or %s, or a file with --type starlark|exec", file, d.Kind, catalog.KindCatalog, catalog.KindDefinition))
 	}
 	if opts.Kind != "" && opts.Kind != k {
 		return usageErr(fmt.Errorf("--type %s, but %s is a %s", opts.Kind, file, k))
 	}
 	opts.Kind = k
 	if opts.Title == "" {
-		opts.Title = title
+		opts.Title = doc.Name()
 	}
 	return nil
 }
 
 // printPushed prints the digest of what was pushed, or with --format json a description of it.
 func printPushed(cmd *cobra.Command, rf registryFlags, res oci.PushResult) error {
-	if rf.format == "json" {
+	if rf.format.is("json") {
 		return writeJSON(cmd.OutOrStdout(), pushOutput(res))
 	}
 	_, err := fmt.Fprintln(cmd.OutOrStdout(), res.Descriptor.Digest)

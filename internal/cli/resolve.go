@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -39,7 +38,7 @@ type resolvedExec struct {
 func newResolveCmd() *cobra.Command {
 	var (
 		o      fnOptions
-		format string
+		format *outputFormat
 	)
 	cmd := &cobra.Command{
 		Use:   "resolve --catalog REF [--trusted-catalog REF]... APIVERSION KIND",
@@ -52,8 +51,8 @@ catalog the search does not reach is never fetched.`,
 		Example: `  krm-catalog resolve --catalog examples/functions/catalog.yaml --trusted-catalog examples/functions/catalog.yaml fn.example.com/v1 SetNamespace`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "yaml" && format != "json" {
-				return &exitError{code: ExitUsage, err: fmt.Errorf("--output must be yaml or json, not %q", format)}
+			if err := format.check(cmd); err != nil {
+				return err
 			}
 			r, err := o.resolver(&ociAdapter{opts: &o})
 			if err != nil {
@@ -63,7 +62,7 @@ catalog the search does not reach is never fetched.`,
 			if err != nil {
 				return runExit(err)
 			}
-			data, err := marshalOutput(describeResolution(res), format)
+			data, err := marshalOutput(describeResolution(res), format.value)
 			if err != nil {
 				return err
 			}
@@ -72,7 +71,7 @@ catalog the search does not reach is never fetched.`,
 		},
 	}
 	o.addResolveFlags(cmd.Flags())
-	cmd.Flags().StringVarP(&format, "output", "o", "yaml", "output format: yaml or json")
+	format = addFormatFlag(cmd, true, "yaml", "json")
 	return cmd
 }
 

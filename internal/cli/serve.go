@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -29,8 +30,10 @@ func newServeCmd(streams IO) *cobra.Command {
 		maxBody   int64
 		cacheSize int64
 		logFormat string
+		logLevel  string
 		registry  string
 		plainHTTP bool
+		deadlines server.Deadlines
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -42,7 +45,7 @@ SIGINT or SIGTERM stops accepting requests, lets in-flight ones finish, and stop
 the cluster.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := newLogger(streams, logFormat)
+			logger, err := newLeveledLogger(streams, logFormat, logLevel)
 			if err != nil {
 				return &exitError{code: ExitUsage, err: err}
 			}
@@ -50,7 +53,7 @@ the cluster.`,
 			if err != nil {
 				return &exitError{code: ExitUsage, err: err}
 			}
-			return serve(cmd.Context(), logger, db, addr, maxBody, cacheSize, reg, registry)
+			return serve(cmd.Context(), logger, db, addr, maxBody, cacheSize, reg, registry, deadlines)
 		},
 	}
 	db.register(cmd)
@@ -58,7 +61,12 @@ the cluster.`,
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body accepted, in bytes")
 	cmd.Flags().Int64Var(&cacheSize, "cache-size", 64<<20, "bytes of catalog.yaml and definition.yaml responses kept in memory")
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	cmd.Flags().StringVar(&logLevel, "log-level", envOr("KRM_CATALOG_LOG_LEVEL", "info"), "log level: debug (a line per request), info, warn or error (default $KRM_CATALOG_LOG_LEVEL, else info)")
 	cmd.Flags().StringVar(&registry, "registry", "", "push every published catalog version to PREFIX/catalogs/NAME:VERSION and report signatures (e.g. registry.example.com/krm)")
+	def := server.DefaultDeadlines()
+	cmd.Flags().DurationVar(&deadlines.Read, "read-timeout", def.Read, "deadline of a GET: past it, a request waiting on the database answers 503")
+	cmd.Flags().DurationVar(&deadlines.Write, "publish-timeout", def.Write, "deadline of a publish, its registry push included")
+	cmd.Flags().DurationVar(&deadlines.Validate, "validate-timeout", def.Validate, "deadline of POST /api/v1/validate")
 	cmd.Flags().BoolVar(&plainHTTP, "registry-plain-http", false, "talk plain HTTP to the registry (automatic for localhost and 127.0.0.1)")
 	return cmd
 }
@@ -76,20 +84,42 @@ func registryClient(prefix string, plainHTTP bool) (server.Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker config: %w", err)
 	}
-	return oci.NewClient(oci.Options{Credentials: creds, PlainHTTP: plainHTTP, UserAgent: "krm-catalog/" + currentVersion().Version}), nil
+	return oci.NewClient(oci.Options{Credentials: creds, PlainHTTP: plainHTTP, UserAgent: "krm-catalog/" + currentVersion().Version,
+		HTTPClient: oci.NewBoundedHTTPClient(registryTimeout)}), nil
 }
 
+// registryTimeout bounds one request to the registry; a publish's push is a few of them, within
+// the publish's own deadline.
+const registryTimeout = 30 * time.Second
+
 func newLogger(streams IO, format string) (*slog.Logger, error) {
+	return newLeveledLogger(streams, format, "info")
+}
+
+func newLeveledLogger(streams IO, format, level string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level must be debug, info, warn or error, not %q", level)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(streams.Err, nil)), nil
+		return slog.New(slog.NewTextHandler(streams.Err, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(streams.Err, nil)), nil
+		return slog.New(slog.NewJSONHandler(streams.Err, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }
 
-func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, maxBody, cacheSize int64, registry server.Registry, registryPrefix string) error {
+// envOr returns the environment variable name, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, deadlines server.Deadlines) error {
 	// Listen first: a taken port should fail before a database is started for nothing.
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -105,7 +135,7 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 			logger.Error("stop database", slog.Any("error", err))
 		}
 	}()
-	st, err := store.Open(ctx, db.URL)
+	st, err := store.OpenWith(ctx, db.URL, dbFlags.storeOptions())
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err}
 	}
@@ -115,7 +145,7 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 		return err
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), server.NewPoolCollector(st.Pool()))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), server.NewPoolCollector(st))
 	cache := server.NewContentCache(cacheSize)
 	var signatures *server.Signatures
 	if registry != nil {
@@ -126,7 +156,7 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 		return err
 	}
 	srv, err := server.New(server.Config{Store: st, Validator: validator, Logger: logger, Registry: reg, MaxBodyBytes: maxBody, Cache: cache, Mount: site.Mount,
-		OCI: registry, OCIPrefix: registryPrefix, Signatures: signatures})
+		OCI: registry, OCIPrefix: registryPrefix, Signatures: signatures, Deadlines: deadlines})
 	if err != nil {
 		return err
 	}
@@ -134,7 +164,7 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 	listenDone := make(chan struct{})
 	go func() {
 		defer close(listenDone)
-		cache.Listen(listenCtx, st.Pool(), logger)
+		cache.Listen(listenCtx, st, logger)
 	}()
 	defer func() {
 		stopListening()

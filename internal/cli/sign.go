@@ -27,7 +27,7 @@ the format cosign v3 writes. Nothing is sent to a transparency log.`,
 		Example: `  COSIGN_PASSWORD=... krm-catalog sign --key cosign.key registry.example.com/catalogs/platform:v1.4.0`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.checkFormat(); err != nil {
+			if err := rf.format.check(cmd); err != nil {
 				return err
 			}
 			if sigFormat != "legacy" && sigFormat != "bundle" {
@@ -48,7 +48,7 @@ the format cosign v3 writes. Nothing is sent to a transparency log.`,
 			if err != nil {
 				return opErr(err)
 			}
-			if rf.format == "json" {
+			if rf.format.is("json") {
 				return writeJSON(cmd.OutOrStdout(), sig)
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "signed %s: signature %s (%s)\n", args[0], sig.Manifest, sig.Format)

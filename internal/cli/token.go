@@ -22,7 +22,7 @@ func newTokenCmd(streams IO) *cobra.Command {
 		db          databaseFlags
 		publisher   string
 		description string
-		format      string
+		format      *outputFormat
 	)
 	// withStore opens the database (joining a running serve on the same data dir) for one command.
 	withStore := func(cmd *cobra.Command, fn func(context.Context, *store.Store) error) error {
@@ -62,12 +62,15 @@ func newTokenCmd(streams IO) *cobra.Command {
 		Short: "List a publisher's tokens (never the tokens themselves)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := format.check(cmd); err != nil {
+				return err
+			}
 			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
 				tokens, err := st.ListTokens(ctx, publisher)
 				if err != nil {
 					return err
 				}
-				if format == "json" {
+				if format.is("json") {
 					if tokens == nil {
 						tokens = []store.Token{}
 					}
@@ -113,7 +116,7 @@ func newTokenCmd(streams IO) *cobra.Command {
 		cmd.AddCommand(c)
 	}
 	create.Flags().StringVar(&description, "description", "", "what the token is for")
-	list.Flags().StringVarP(&format, "format", "o", "text", "output format: text or json")
+	format = addFormatFlag(list, true, "text", "json")
 	return cmd
 }
 

@@ -13,10 +13,10 @@ func newValidateCmd() *cobra.Command {
 	var (
 		strict  bool
 		verbose bool
-		format  string
+		format  *outputFormat
 	)
 	cmd := &cobra.Command{
-		Use:   "validate [--strict] [-o text|json] PATH...",
+		Use:   "validate [--strict] [--format text|json] PATH...",
 		Short: "Check KRMFunctionCatalog, KRMFunctionDefinition, ResourceList and Composition documents",
 		Long: `Validate checks documents against their schemas and the rules a careful reviewer
 would apply: pinned images, exec platforms with sha256 digests, unique function versions,
@@ -28,12 +28,12 @@ or - for standard input. Each finding names its file, line, column and JSON poin
 Exit status: 0 when there is no error, 1 when there is one, 2 when the input could
 not be read or the command was used wrongly.`,
 		Example: `  krm-catalog validate examples/
-  krm-catalog validate --strict -o json catalog.yaml
+  krm-catalog validate --strict --format json catalog.yaml
   cat catalog.yaml | krm-catalog validate -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return &exitError{code: ExitUsage, err: fmt.Errorf("--output must be text or json, not %q", format)}
+			if err := format.check(cmd); err != nil {
+				return err
 			}
 			v, err := catalog.NewValidator()
 			if err != nil {
@@ -45,7 +45,7 @@ not be read or the command was used wrongly.`,
 				findings = findings.Strict()
 			}
 			out := cmd.OutOrStdout()
-			if format == "json" {
+			if format.is("json") {
 				err = catalog.WriteJSON(out, len(inputs), findings)
 			} else {
 				shown := findings
@@ -75,6 +75,6 @@ not be read or the command was used wrongly.`,
 	}
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also list the documents of other kinds that were skipped")
-	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text or json")
+	format = addFormatFlag(cmd, true, "text", "json")
 	return cmd
 }

@@ -49,6 +49,8 @@ func TestValidateGolden(t *testing.T) {
 		wantCode int
 	}{
 		{"validate-text", []string{"validate", "testdata/validate/mixed.yaml"}, ExitFindings},
+		{"validate-json", []string{"validate", "--format", "json", "testdata/validate/mixed.yaml"}, ExitFindings},
+		// -o was validate's spelling of the format before --format; it keeps working for a release.
 		{"validate-json", []string{"validate", "-o", "json", "testdata/validate/mixed.yaml"}, ExitFindings},
 		{"validate-strict", []string{"validate", "--strict", "testdata/validate/mixed.yaml"}, ExitFindings},
 	}
@@ -79,7 +81,8 @@ func TestValidateExitCodes(t *testing.T) {
 		{"empty stdin", "", []string{"validate", "-"}, ExitFindings, "1 error"},
 		{"missing file", "", []string{"validate", "does-not-exist.yaml"}, ExitUsage, "read does-not-exist.yaml: no such file or directory"},
 		{"no arguments", "", []string{"validate"}, ExitUsage, "requires at least 1 arg"},
-		{"bad output format", "", []string{"validate", "-o", "xml", "-"}, ExitUsage, "--output must be text or json"},
+		{"bad output format", "", []string{"validate", "--format", "xml", "-"}, ExitUsage, "--format must be text or json"},
+		{"old format flag is deprecated", "", []string{"validate", "--output", "json", "../../examples"}, ExitOK, "-o/--output for the output format is deprecated; use --format"},
 		{"unknown flag", "", []string{"validate", "--nope", "-"}, ExitUsage, "unknown flag: --nope"},
 	}
 	for _, tc := range tests {

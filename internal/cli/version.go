@@ -41,14 +41,17 @@ func currentVersion() versionInfo {
 }
 
 func newVersionCmd() *cobra.Command {
-	var format string
+	var format *outputFormat
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of krm-catalog",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := currentVersion()
-			switch format {
+			if err := format.check(cmd); err != nil {
+				return err
+			}
+			switch format.value {
 			case "json":
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -61,9 +64,9 @@ func newVersionCmd() *cobra.Command {
 				_, err := fmt.Fprintln(cmd.OutOrStdout(), s+")")
 				return err
 			}
-			return &exitError{code: ExitUsage, err: fmt.Errorf("--format must be text or json, not %q", format)}
+			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&format, "format", "o", "text", "output format: text or json")
+	format = addFormatFlag(cmd, true, "text", "json")
 	return cmd
 }

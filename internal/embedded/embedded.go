@@ -61,7 +61,7 @@ func Open(ctx context.Context, url, dataDir string, logger *slog.Logger) (*Datab
 		dataDir = DefaultDataDir()
 	}
 	pgDir := filepath.Join(dataDir, "postgres")
-	cluster, err := pgcluster.Start(ctx, pgcluster.Options{DataDir: pgDir, SocketOnly: true, Logger: logger})
+	cluster, err := pgcluster.Start(ctx, pgcluster.Options{DataDir: pgDir, SocketOnly: true, Logger: logger, Supervise: true})
 	if err != nil {
 		if errors.Is(err, pgcluster.ErrNoBinaries) {
 			return nil, pgcluster.ErrNoBinaries

@@ -64,6 +64,9 @@ type Options struct {
 	SocketOnly bool
 	// Logger receives progress messages. Default: discard.
 	Logger *slog.Logger
+	// Supervise watches a server this Cluster starts (or adopts) until Stop, and starts it again
+	// when it dies (PostgreSQL then runs crash recovery), with backoff between failed attempts.
+	Supervise bool
 }
 
 // Cluster is a running PostgreSQL cluster. Its methods are safe for
@@ -81,6 +84,9 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	stopped bool
+
+	opts            Options
+	stopSupervising func() // cancels the supervisor and waits for it; nil without one
 }
 
 // Start starts a cluster in opts.DataDir, initializing the directory first
@@ -149,7 +155,7 @@ func start(ctx context.Context, opts Options) (*Cluster, error) {
 		return attached, err
 	}
 	// We are the owner now: no other process owns a server on dataDir.
-	c := &Cluster{dataDir: dataDir, host: "127.0.0.1", owned: true, run: run, logger: logger, unlock: unlock}
+	c := &Cluster{dataDir: dataDir, host: "127.0.0.1", owned: true, run: run, logger: logger, unlock: unlock, opts: opts}
 	if opts.SocketOnly {
 		c.host = ""
 	}
@@ -180,6 +186,7 @@ func start(ctx context.Context, opts Options) (*Cluster, error) {
 		c.socketDir, c.host, c.port = orphan.socketDir, orphan.host(), orphan.port
 		logger.Info("postgres: adopted running server of a dead owner", "pid", orphan.pid, "port", c.port)
 		ok = true
+		c.supervise()
 		return c, nil
 	}
 
@@ -215,6 +222,7 @@ func start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	logger.Info("postgres: started", "version", bins.major, "port", c.port, "socketdir", c.socketDir, "duration", time.Since(t0).Round(time.Millisecond))
 	ok = true
+	c.supervise()
 	return c, nil
 }
 
@@ -365,11 +373,14 @@ func (c *Cluster) startServer(ctx context.Context, opts Options) error {
 		if fi, err := os.Stat(logPath); err == nil {
 			logOffset = fi.Size()
 		}
+		// once the logging collector runs, errors such as a port taken go to its file
+		serverLog := c.currentServerLog()
 		serverOpts := []string{
 			"-p", strconv.Itoa(c.port),
 			"-c", "listen_addresses=" + c.host,
 			"-c", "unix_socket_directories=" + quoteListItem(c.socketDir),
 		}
+		serverOpts = append(serverOpts, rotatedLog...)
 		if opts.Ephemeral {
 			serverOpts = append(serverOpts, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 		}
@@ -378,7 +389,7 @@ func (c *Cluster) startServer(ctx context.Context, opts Options) error {
 		if err == nil {
 			return nil
 		}
-		newLog := readFrom(logPath, logOffset)
+		newLog := readFrom(logPath, logOffset) + readFrom(serverLog.path, serverLog.size)
 		if ctx.Err() != nil {
 			// pg_ctl was killed; the server may still come up.
 			c.kill(context.WithoutCancel(ctx))
@@ -406,14 +417,21 @@ func (c *Cluster) Stop(ctx context.Context) error {
 	if !c.owned {
 		return nil
 	}
+	if c.stopSupervising != nil {
+		c.stopSupervising() // else it would start the server we stop
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(c.dataDir, "postmaster.pid")); err == nil {
+	if pf, err := readPidFile(filepath.Join(c.dataDir, "postmaster.pid")); err == nil {
 		if _, err := c.run.output(ctx, "pg_ctl", "stop", "-D", c.dataDir, "-m", "fast", "-w", "-s", "-t", strconv.Itoa(waitSeconds(ctx))); err != nil {
 			return fmt.Errorf("stop postgres in %s: %w", c.dataDir, err)
+		}
+		// pg_ctl returns once postmaster.pid is gone, a moment before the process itself
+		for deadline := time.Now().Add(10 * time.Second); processState(pf.pid) != processGone && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	c.stopped = true

@@ -1,0 +1,528 @@
+package kpt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/runner"
+	"github.com/krm-catalog/krm-catalog/resolver"
+)
+
+// Options configure Render.
+type Options struct {
+	// Runner checks and builds the steps (permissions, fetching and verifying what runs).
+	Runner *runner.Runner
+	// Runtime is the runtime the user prefers (--runtime). With exec or starlark, an image step whose
+	// image a trusted catalog lists with that runtime runs it instead of a container.
+	Runtime string
+}
+
+// Result is a rendered package, not yet written.
+type Result struct {
+	// Package is the package as read; Package.Write(Items) writes the result back.
+	Package *fn.Package
+	// Items are the resources after every pipeline, with their path and index annotations relative
+	// to the root package.
+	Items []*yaml.RNode
+	// Runs are the results of every step that ran, in the order they ran.
+	Runs []fn.FunctionResults
+	// Packages counts the packages rendered: the root and its subpackages.
+	Packages int
+}
+
+// node is one package of the tree: the root or a subpackage (a directory with its own Kptfile).
+type node struct {
+	rel        string // slash path from the root, "" for the root
+	dir        string
+	kf         *Kptfile
+	children   []*node
+	mutators   []fn.Step
+	validators []fn.Step
+}
+
+// Render renders the package at dir: the pipeline of every subpackage first (depth-first, in
+// directory order) over its own resources, then the package's own pipeline over its resources and
+// everything its subpackages produced. Mutators run in order, then validators, which see the result
+// and whose output is discarded. Resources marked local-config are left out of every function's
+// input and kept as they are. Every step is resolved, checked and fetched before the first runs;
+// when a step fails, the error wraps fn.ErrFunctionFailed and the Result carries the runs so far
+// (nothing is to be written).
+func Render(ctx context.Context, dir string, o Options) (*Result, error) {
+	root, err := findPackages(dir)
+	if err != nil {
+		return nil, err
+	}
+	pkg, items, err := fn.ReadPackage(dir)
+	if err != nil {
+		return nil, err
+	}
+	all := root.walk(nil)
+	for _, n := range all {
+		kfItems, err := pkg.ReadFile(path.Join(n.rel, KptfileName))
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, kfItems...)
+	}
+	res := &Result{Package: pkg, Packages: len(all)}
+	if invalid, err := prepare(ctx, o, all, items); err != nil {
+		res.Runs = invalid
+		return res, err
+	}
+	out, err := hydrate(ctx, root, items, res)
+	if err != nil {
+		return res, err
+	}
+	res.Items = out
+	return res, nil
+}
+
+// walk lists the tree's packages, each after its subpackages (the order they render in).
+func (n *node) walk(acc []*node) []*node {
+	for _, c := range n.children {
+		acc = c.walk(acc)
+	}
+	return append(acc, n)
+}
+
+// findPackages reads the root Kptfile and those of the directories below that have one, skipping
+// hidden directories and symbolic links as the package reader does.
+func findPackages(dir string) (*node, error) {
+	root, err := readNode(dir, "")
+	if err != nil {
+		return nil, err
+	}
+	byRel := map[string]*node{"": root}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir || !d.IsDir() {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if st, err := os.Lstat(filepath.Join(p, KptfileName)); err != nil || !st.Mode().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		n, err := readNode(p, rel)
+		if err != nil {
+			return err
+		}
+		byRel[rel] = n
+		parent := byRel[ownerOf(byRel, path.Dir(rel))]
+		parent.children = append(parent.children, n)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+func readNode(dir, rel string) (*node, error) {
+	data, err := os.ReadFile(filepath.Join(dir, KptfileName))
+	if err != nil {
+		return nil, fmt.Errorf("read package %s: %w", dir, err)
+	}
+	kf, err := ParseKptfile(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, KptfileName), err)
+	}
+	return &node{rel: rel, dir: dir, kf: kf}, nil
+}
+
+// ownerOf returns the package (its rel) that a slash directory path belongs to: the deepest package
+// at or above it.
+func ownerOf[T any](pkgs map[string]T, dir string) string {
+	for {
+		if dir == "." {
+			dir = ""
+		}
+		if _, ok := pkgs[dir]; ok {
+			return dir
+		}
+		if dir == "" {
+			return ""
+		}
+		dir = path.Dir(dir)
+	}
+}
+
+// itemPath is an item's path annotation: the internal one, else the legacy one.
+func itemPath(n *yaml.RNode) string {
+	anns := n.GetAnnotations()
+	if p := anns[kioutil.PathAnnotation]; p != "" {
+		return p
+	}
+	return anns[kioutil.LegacyPathAnnotation]
+}
+
+func setItemPath(n *yaml.RNode, p string) error {
+	for _, k := range []string{kioutil.PathAnnotation, kioutil.LegacyPathAnnotation} {
+		if err := n.PipeE(yaml.SetAnnotation(k, p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepare readies the steps of every package: all are resolved and their configs checked before
+// anything is fetched, and nothing runs unless every step is ready.
+func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode) ([]fn.FunctionResults, error) {
+	type ref struct {
+		n         *node
+		f         Function
+		validator bool
+		cfg       *yaml.RNode
+		checked   *runner.Checked
+	}
+	var refs []*ref
+	for _, n := range all {
+		for _, f := range n.kf.Pipeline.Mutators {
+			refs = append(refs, &ref{n: n, f: f})
+		}
+		for _, f := range n.kf.Pipeline.Validators {
+			refs = append(refs, &ref{n: n, f: f, validator: true})
+		}
+	}
+	pkgs := map[string]*node{}
+	for _, n := range all {
+		pkgs[n.rel] = n
+	}
+	steps, invalid, err := fn.Prepare(len(refs), func(i int) (string, []fn.Result, error) {
+		r := refs[i]
+		cfg, err := stepConfig(r.n, r.f, items, pkgs)
+		if err != nil {
+			return "", nil, err
+		}
+		r.cfg = cfg
+		c, results, err := check(ctx, o, r.f, cfg)
+		if err != nil && len(results) == 0 {
+			return "", nil, fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+		}
+		r.checked = c
+		return r.f.Label(), results, err
+	}, func(i int) (fn.Step, error) {
+		r := refs[i]
+		s, err := o.Runner.Build(ctx, r.checked, r.n.dir)
+		if err != nil {
+			return fn.Step{}, fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+		}
+		_, how, _ := strings.Cut(s.Name, " (")
+		s.Name = r.f.Label() + " (" + how
+		return s, nil
+	})
+	if err != nil {
+		return invalid, err
+	}
+	for i, r := range refs {
+		if r.validator {
+			r.n.validators = append(r.n.validators, steps[i])
+		} else {
+			r.n.mutators = append(r.n.mutators, steps[i])
+		}
+	}
+	return nil, nil
+}
+
+func (n *node) kptfilePath() string {
+	return path.Join(n.rel, KptfileName)
+}
+
+// stepConfig is a step's functionConfig: the resource of its configPath (a file of the package
+// itself, not of a subpackage, holding one resource), or a ConfigMap named function-input holding
+// configMap, or none.
+func stepConfig(n *node, f Function, items []*yaml.RNode, pkgs map[string]*node) (*yaml.RNode, error) {
+	if len(f.ConfigMap) > 0 {
+		cm := yaml.NewMapRNode(nil)
+		if err := cm.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode("v1"))); err != nil {
+			return nil, err
+		}
+		if err := cm.PipeE(yaml.SetField("kind", yaml.NewStringRNode("ConfigMap"))); err != nil {
+			return nil, err
+		}
+		if err := cm.SetName("function-input"); err != nil {
+			return nil, err
+		}
+		cm.SetDataMap(f.ConfigMap)
+		return cm, nil
+	}
+	if f.ConfigPath == "" {
+		return nil, nil
+	}
+	where := fmt.Sprintf("%s: %s: configPath %q", n.kptfilePath(), f.Label(), f.ConfigPath)
+	if path.IsAbs(f.ConfigPath) || filepath.IsAbs(f.ConfigPath) {
+		return nil, fmt.Errorf("%w: %s must be relative to the package", ErrInvalidKptfile, where)
+	}
+	p := path.Clean(path.Join(n.rel, f.ConfigPath))
+	if rel := strings.TrimPrefix(p, n.rel+"/"); n.rel != "" && rel == p || p == ".." || strings.HasPrefix(p, "../") {
+		return nil, fmt.Errorf("%w: %s is outside the package", ErrInvalidKptfile, where)
+	}
+	if owner := ownerOf(pkgs, path.Dir(p)); owner != n.rel {
+		return nil, fmt.Errorf("%w: %s is in the subpackage %s: a function config must be in the package's own directories", ErrInvalidKptfile, where, owner)
+	}
+	var found []*yaml.RNode
+	for _, it := range items {
+		if itemPath(it) == p {
+			found = append(found, it)
+		}
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("%w: %s must be a file of the package holding exactly one resource (found %d)", ErrInvalidKptfile, where, len(found))
+	}
+	cfg, err := fn.StripInternal(found)
+	if err != nil {
+		return nil, err
+	}
+	return cfg[0], nil
+}
+
+// check resolves a step. An exec step runs that executable; an image step runs that image in a
+// container, unless it is kpt's starlark function given a StarlarkRun (run in-process), or the user
+// prefers exec or starlark and a trusted catalog lists the image with that runtime; a step with only
+// a configPath resolves through the catalogs by the config's apiVersion and kind.
+func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner.Checked, []fn.Result, error) {
+	res := &resolver.Resolution{}
+	if cfg != nil {
+		res.APIVersion, res.Kind = cfg.GetApiVersion(), cfg.GetKind()
+	}
+	switch {
+	case f.Exec != "":
+		args := strings.Fields(f.Exec)
+		res.Explicit = &resolver.Explicit{Source: "Kptfile exec", Exec: &resolver.ExplicitExec{Path: args[0], Args: args[1:]}}
+	case f.Image != "":
+		if isStarlarkImage(f.Image) {
+			if e, err := resolver.ExplicitRuntime(cfg); err == nil && e != nil && e.Starlark != nil && e.Starlark.Script != "" {
+				res.Explicit = e
+				break
+			}
+		}
+		if o.Runtime == "exec" || o.Runtime == "starlark" {
+			found, err := imageInCatalogs(ctx, o.Runner.Resolver(), f.Image, o.Runtime)
+			if err != nil {
+				return nil, nil, err
+			}
+			if found != nil {
+				return o.Runner.CheckResolved(found, cfg)
+			}
+		}
+		res.Explicit = &resolver.Explicit{Source: "Kptfile image", Container: &resolver.ExplicitContainer{Image: f.Image}}
+	default:
+		if cfg == nil {
+			return nil, nil, fmt.Errorf("%w: a step without image or exec needs a configPath", ErrInvalidKptfile)
+		}
+		return o.Runner.Check(ctx, cfg)
+	}
+	return o.Runner.CheckResolved(res, cfg)
+}
+
+// isStarlarkImage reports whether an image is kpt's starlark function (any registry, any tag).
+func isStarlarkImage(image string) bool {
+	repo, _, _ := splitImage(image)
+	return path.Base(repo) == "starlark"
+}
+
+// splitImage splits an image reference into repository, tag and digest (hex, without sha256:).
+func splitImage(image string) (repo, tag, digest string) {
+	repo = image
+	if i := strings.Index(repo, "@"); i >= 0 {
+		digest = strings.TrimPrefix(repo[i+1:], "sha256:")
+		repo = repo[:i]
+	}
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		tag = repo[i+1:]
+		repo = repo[:i]
+	}
+	return repo, tag, digest
+}
+
+// sameImage reports whether a catalog's container runtime is the image a step names: the same
+// repository, and the same tag or the same digest.
+func sameImage(c *catalogImage, image string) bool {
+	repo, tag, digest := splitImage(image)
+	if repo != c.repo {
+		return false
+	}
+	return tag != "" && tag == c.tag || digest != "" && digest == c.digest
+}
+
+type catalogImage struct{ repo, tag, digest string }
+
+// imageInCatalogs looks for the image in the trusted catalogs (the built-in one and those named by
+// --trusted-catalog; untrusted ones are not fetched) and returns the first version that lists it and
+// offers the runtime, or nil.
+func imageInCatalogs(ctx context.Context, r *resolver.Resolver, image, runtimeKind string) (*resolver.Resolution, error) {
+	if r == nil {
+		return nil, nil
+	}
+	for _, ref := range r.Refs() {
+		cat, err := r.Load(ctx, ref.Raw)
+		if errors.Is(err, resolver.ErrUntrustedCatalog) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("look for image %s in the catalogs: %w", image, err)
+		}
+		for _, f := range cat.Functions {
+			for _, v := range f.Versions {
+				c := v.Runtime.Container
+				if c == nil {
+					continue
+				}
+				ci := &catalogImage{}
+				ci.repo, ci.tag, ci.digest = splitImage(c.Image)
+				if c.SHA256 != "" {
+					ci.digest = c.SHA256
+				}
+				offers := false
+				for _, k := range v.Runtime.Kinds() {
+					offers = offers || k == runtimeKind
+				}
+				if offers && sameImage(ci, image) {
+					return &resolver.Resolution{
+						APIVersion: f.APIVersion(v), Kind: f.Kind,
+						Catalog: ref.Raw, CatalogName: cat.Name,
+						Function: f, Version: v,
+					}, nil
+				}
+			}
+		}
+	}
+	return nil, nil
+}
+
+// hydrate renders one package: its subpackages first, then its own pipeline over its resources and
+// theirs. Items come and go with paths relative to the root.
+func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
+	pkgs := map[string]bool{}
+	for _, c := range n.children {
+		pkgs[c.rel] = true
+	}
+	pkgs[n.rel] = true
+	own := map[string][]*yaml.RNode{}
+	for _, it := range items {
+		owner := ownerOf(pkgs, path.Dir(itemPath(it)))
+		own[owner] = append(own[owner], it)
+	}
+	input := own[n.rel]
+	for _, c := range n.children {
+		out, err := hydrate(ctx, c, own[c.rel], res)
+		if err != nil {
+			return nil, err
+		}
+		input = append(input, out...)
+	}
+	if len(n.mutators) == 0 && len(n.validators) == 0 {
+		return input, nil
+	}
+	if err := relocate(input, n.rel, ""); err != nil {
+		return nil, err
+	}
+	out, err := runPipeline(ctx, n, input, res)
+	if err != nil {
+		return nil, err
+	}
+	if err := relocate(out, "", n.rel); err != nil {
+		return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+	}
+	return out, nil
+}
+
+// relocate rewrites path annotations from under one package directory to under another (either may
+// be the root, ""). An item without a path leaving a subpackage is given the file kpt gives it
+// there; a path that leads out of the package is an error.
+func relocate(items []*yaml.RNode, from, to string) error {
+	next := map[string]int{}
+	for _, it := range items {
+		p := itemPath(it)
+		if p == "" {
+			if to == "" {
+				continue
+			}
+			p = fn.DefaultPath(it)
+			idx := next[p]
+			next[p]++
+			if err := it.PipeE(yaml.SetAnnotation(kioutil.IndexAnnotation, strconv.Itoa(idx))); err != nil {
+				return err
+			}
+			if err := it.PipeE(yaml.SetAnnotation(kioutil.LegacyIndexAnnotation, strconv.Itoa(idx))); err != nil {
+				return err
+			}
+		}
+		clean := path.Clean(p)
+		if from != "" {
+			rel, ok := strings.CutPrefix(clean, from+"/")
+			if !ok {
+				return fmt.Errorf("%w: %s has path %q, outside the package %s", fn.ErrInvalidPackage, describe(it), p, from)
+			}
+			clean = rel
+		}
+		if to != "" {
+			if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+				return fmt.Errorf("%w: %s has path %q, outside the package", fn.ErrInvalidPackage, describe(it), p)
+			}
+			clean = to + "/" + clean
+		}
+		if clean != p {
+			if err := setItemPath(it, clean); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func describe(n *yaml.RNode) string { return n.GetKind() + "/" + n.GetName() }
+
+// runPipeline runs a package's mutators, then its validators, over items (paths relative to the
+// package). Local-config resources are kept out of the functions' input and returned unchanged.
+func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
+	var local, input []*yaml.RNode
+	for _, it := range items {
+		if isLocalConfig(it) {
+			local = append(local, it)
+		} else {
+			input = append(input, it)
+		}
+	}
+	for i, s := range n.mutators {
+		seen, rest := n.kf.Pipeline.Mutators[i].partition(input)
+		out, runs, err := fn.Run(ctx, []fn.Step{s}, seen)
+		res.Runs = append(res.Runs, runs...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		}
+		input = append(out, rest...)
+	}
+	for i, s := range n.validators {
+		seen, _ := n.kf.Pipeline.Validators[i].partition(input)
+		copies := make([]*yaml.RNode, len(seen))
+		for j, it := range seen {
+			copies[j] = it.Copy()
+		}
+		_, runs, err := fn.Run(ctx, []fn.Step{s}, copies)
+		res.Runs = append(res.Runs, runs...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		}
+	}
+	return append(input, local...), nil
+}

@@ -1,0 +1,163 @@
+// Command standin stands in for the kpt catalog functions that kpt's fn-render end-to-end cases run
+// (set-namespace, set-labels, set-annotations, ...), so that the conformance test needs no image
+// from a registry. The function is named by the first argument (the test images' entrypoints name
+// it). Each does what the cases need of the real one, writing fields where the real one writes them.
+//
+// Installed under the name docker, it is a container engine that runs no container: `docker run
+// ... IMAGE` runs the stand-in named by the image's last path element in this process. The
+// conformance test uses it so that the cases do not pay for a container each step.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+)
+
+func main() {
+	if filepath.Base(os.Args[0]) == "docker" {
+		engine(os.Args[1:])
+		return
+	}
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: standin FUNCTION")
+		os.Exit(2)
+	}
+	run(os.Args[1])
+}
+
+// engine is the docker shim: run's last argument is the image; anything else succeeds doing nothing.
+func engine(args []string) {
+	if len(args) < 2 || args[0] != "run" {
+		return
+	}
+	repo := args[len(args)-1]
+	if i := strings.LastIndex(repo, "@"); i >= 0 {
+		repo = repo[:i]
+	}
+	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+		repo = repo[:i]
+	}
+	run(path.Base(repo))
+}
+
+func run(name string) {
+	data, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		fail(err)
+	}
+	rl, format, err := fn.DecodeResourceList(data)
+	if err != nil {
+		fail(err)
+	}
+	f, ok := functions[name]
+	if !ok {
+		fail(fmt.Errorf("no stand-in named %q", name))
+	}
+	if err := f(rl); err != nil {
+		fail(err)
+	}
+	out, err := rl.Encode(format)
+	if err != nil {
+		fail(err)
+	}
+	os.Stdout.Write(out)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
+}
+
+var functions = map[string]func(*fn.ResourceList) error{
+	"set-namespace":   setNamespace,
+	"set-labels":      setLabels,
+	"set-annotations": setAnnotations,
+	"no-op":           func(*fn.ResourceList) error { return nil },
+}
+
+// clusterScoped are the kinds set-namespace leaves without a namespace.
+var clusterScoped = map[string]bool{
+	"Namespace": true, "ClusterRole": true, "ClusterRoleBinding": true, "CustomResourceDefinition": true,
+	"PersistentVolume": true, "StorageClass": true, "PriorityClass": true, "Node": true,
+}
+
+func configData(rl *fn.ResourceList) map[string]string {
+	if rl.FunctionConfig == nil {
+		return nil
+	}
+	return rl.FunctionConfig.GetDataMap()
+}
+
+func setNamespace(rl *fn.ResourceList) error {
+	ns := configData(rl)["namespace"]
+	if ns == "" {
+		return fmt.Errorf("functionConfig: data.namespace is required")
+	}
+	for _, it := range rl.Items {
+		if clusterScoped[it.GetKind()] {
+			continue
+		}
+		if err := it.PipeE(yaml.SetK8sNamespace(ns)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workloads have their labels copied into the selector and the pod template, as kustomize's
+// commonLabels field specs do.
+var workloads = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true}
+
+func setLabels(rl *fn.ResourceList) error {
+	labels := configData(rl)
+	keys := sortedKeys(labels)
+	for _, it := range rl.Items {
+		paths := [][]string{{"metadata", "labels"}}
+		if workloads[it.GetKind()] {
+			paths = append(paths, []string{"spec", "selector", "matchLabels"}, []string{"spec", "template", "metadata", "labels"})
+		}
+		for _, p := range paths {
+			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if err := m.PipeE(yaml.SetField(k, yaml.NewStringRNode(labels[k]))); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func setAnnotations(rl *fn.ResourceList) error {
+	anns := configData(rl)
+	keys := sortedKeys(anns)
+	for _, it := range rl.Items {
+		for _, k := range keys {
+			if err := it.PipeE(yaml.SetAnnotation(k, anns[k])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

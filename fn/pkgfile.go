@@ -1,0 +1,35 @@
+package fn
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// ReadFile reads one more file of the package, one that ReadPackage does not pick up by its name
+// (kpt's Kptfile), and returns its resources annotated with their path and index like the others.
+// Plan and Write then treat it as one of the package's files: written back in its own sequence
+// indentation, left alone when unchanged, deleted when no item keeps it.
+func (p *Package) ReadFile(rel string) ([]*yaml.RNode, error) {
+	rel = path.Clean(rel)
+	data, err := os.ReadFile(filepath.Join(p.Dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, fmt.Errorf("read package: %w", err)
+	}
+	items, ok, err := decodeFile(rel, data)
+	if err != nil {
+		return nil, fmt.Errorf("read package %s: %w", p.Dir, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("read package %s: %s holds no Kubernetes resource", p.Dir, rel)
+	}
+	p.files[rel] = &pkgFile{data: data, seqIndent: string(yaml.DeriveSeqIndentStyle(string(data)))}
+	return items, nil
+}
+
+// DefaultPath is the file a resource without a path annotation is written to: <kind>_<name>.yaml,
+// lower case, as kpt names it.
+func DefaultPath(n *yaml.RNode) string { return defaultPath(n) }

@@ -1,0 +1,82 @@
+package fn
+
+import (
+	"os"
+	"regexp"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// YAML 1.2 (yaml.v3, kyaml) reads `enabled: yes` as the string "yes"; YAML 1.1 (sigs.k8s.io/yaml,
+// hence kubectl and the API server's YAML path) reads it as the boolean true. A string written plain
+// would therefore change meaning on its way to a cluster. yaml.v3's Marshal quotes such strings
+// (isOldBool, isBase60Float), and kyaml quotes what a YAML 1.1 parser reads as another type
+// (IsValueNonString); a node encoder writes a node's style as it is, so the strings a function adds
+// or changes are given that quoting here, before any writer sees them. Strings a function left as
+// they were keep the style they were read with, so untouched files keep their bytes.
+
+// NoFastPathsEnv names the environment variable that, set to a non-empty value other than "0",
+// turns every fast path of this package off: every document is then written by yaml.v3 itself.
+// Differential tests and the fuzz seed corpora run with and without it.
+const NoFastPathsEnv = "KRM_CATALOG_NO_FAST_PATHS"
+
+// FastPathsEnabled reports whether the fast YAML writer may be used (see NoFastPathsEnv).
+func FastPathsEnabled() bool {
+	v := os.Getenv(NoFastPathsEnv)
+	return v == "" || v == "0"
+}
+
+// base60Float is yaml.v3's pattern for YAML 1.1 sexagesimal numbers (12:30, 1:20:00.5).
+var base60Float = regexp.MustCompile(`^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`)
+
+// IsYAML11LookAlike reports whether a string, written plain, would be read as something other than a
+// string by a YAML 1.1 parser or by yaml.v3: the strings yaml.v3's Marshal writes quoted (y, Yes,
+// NO, on, Off..., and base-60 numbers such as 12:30), those kyaml quotes (anything a YAML 1.1 parser
+// reads as a non-string), and those yaml.v3 itself resolves to another type (true, 1, null, ~).
+func IsYAML11LookAlike(v string) bool {
+	if v == "" || !strings.ContainsRune("+-0123456789yYnNtTfFoO~.<=", rune(v[0])) {
+		return false // neither parser gives such a plain scalar a type other than string
+	}
+	switch v {
+	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "n", "N", "no", "No", "NO", "off", "Off", "OFF":
+		return true
+	}
+	if strings.IndexByte(v, ':') >= 0 && base60Float.MatchString(v) {
+		return true
+	}
+	if resolvedTag(v) != "!!str" {
+		return true
+	}
+	return yaml.IsValueNonString(v)
+}
+
+// quoteLookAlike gives a plain string scalar that is a YAML 1.1 look-alike the double-quoted style,
+// as yaml.v3's Marshal writes it.
+func quoteLookAlike(n *yaml.Node) {
+	if n.Kind != yaml.ScalarNode || n.Style&(yaml.TaggedStyle|yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return
+	}
+	if n.ShortTag() == "!!str" && IsYAML11LookAlike(n.Value) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+}
+
+// QuoteLookAlikes quotes every plain string scalar of n (keys included) that is a YAML 1.1
+// look-alike, in place. The pipeline applies it to what functions add or change; a writer of new
+// content (a generator outside the pipeline) applies it to what it generates.
+func QuoteLookAlikes(n *yaml.Node) { quoteNew(n, 0) }
+
+func quoteNew(n *yaml.Node, depth int) {
+	if n == nil || depth > maxJSONDepth {
+		return
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		quoteLookAlike(n)
+	case yaml.DocumentNode, yaml.SequenceNode, yaml.MappingNode:
+		for _, c := range n.Content {
+			quoteNew(c, depth+1)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/kpt"
+)
+
+func newFnRenderCmd() *cobra.Command {
+	var (
+		o          fnOptions
+		resultsDir string
+		output     string
+		dryRun     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "render DIR [--catalog REF --trusted-catalog REF]...",
+		Short: "Render a kpt package: run the pipelines of its Kptfiles",
+		Long: `Render runs the pipeline of DIR/Kptfile as kpt fn render does: the pipelines of the
+subpackages (directories with their own Kptfile) first, depth-first, each over its own
+resources; then the package's own mutators over its resources and its subpackages' output,
+then its validators. Resources marked config.kubernetes.io/local-config: "true" are not given
+to functions. The package is written back only when every step succeeds.
+
+A step names an image (run in a container), an exec (a local executable: --allow-exec), or
+only a configPath: the config's apiVersion and kind are then resolved through the catalogs
+(the built-in one, then --catalog in order, each named by --trusted-catalog), as fn run does.
+With --runtime exec or starlark, an image that a trusted catalog lists with that runtime runs
+that runtime instead of a container. kpt's starlark image with a StarlarkRun config runs
+in-process.
+
+Exit status: 0 on success, 1 when a function fails or reports an error result (nothing is
+written), 2 for usage errors such as an untrusted catalog or a missing --allow-exec.`,
+		Example: `  krm-catalog fn render app/ --catalog catalog.yaml --trusted-catalog catalog.yaml
+  krm-catalog fn render app/ --output stdout`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExit(fnRender(cmd.Context(), cmd, &o, args[0], resultsDir, output, dryRun))
+		},
+	}
+	o.addRunFlags(cmd.Flags())
+	cmd.Flags().StringVar(&resultsDir, "results-dir", "", "write the functions' results to DIR/results.yaml")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "stdout: print the rendered resources instead of writing DIR")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the rendered resources (with their path annotations) instead of writing DIR")
+	return cmd
+}
+
+func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, resultsDir, output string, dryRun bool) error {
+	switch output {
+	case "", "stdout":
+	default:
+		return &exitError{code: ExitUsage, err: fmt.Errorf("--output must be stdout, not %q (to render into another directory, copy the package first)", output)}
+	}
+	stderr := cmd.ErrOrStderr()
+	r, err := o.runner(stderr, "")
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	res, renderErr := kpt.Render(ctx, dir, kpt.Options{Runner: r, Runtime: o.runtime})
+	if res != nil {
+		if err := reportResults(stderr, resultsDir, res.Runs); err != nil {
+			return err
+		}
+	}
+	if renderErr != nil {
+		return renderErr
+	}
+	for _, s := range res.Package.Skipped {
+		fmt.Fprintf(stderr, "krm-catalog: %s: skipped, not a Kubernetes resource\n", s)
+	}
+	if output == "stdout" || dryRun {
+		fmt.Fprintf(stderr, "Successfully executed %d function(s) in %d package(s)\n", len(res.Runs), res.Packages)
+		data, err := (&fn.ResourceList{Items: res.Items}).Encode(fn.YAML)
+		if err != nil {
+			return err
+		}
+		_, err = cmd.OutOrStdout().Write(data)
+		return err
+	}
+	changes, err := res.Package.Write(res.Items)
+	if err != nil {
+		return err
+	}
+	reportChanges(stderr, changes)
+	// kpt's summary, on stdout as kpt prints it, for scripts that read it
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "Successfully executed %d function(s) in %d package(s)\n", len(res.Runs), res.Packages)
+	return err
+}
+
+// reportChanges says on stderr which files a write changed.
+func reportChanges(stderr io.Writer, changes []fn.FileChange) {
+	for _, c := range changes {
+		verb := "wrote"
+		if c.Delete {
+			verb = "deleted"
+		}
+		fmt.Fprintf(stderr, "%s %s\n", verb, c.Path)
+	}
+}

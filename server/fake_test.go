@@ -1,0 +1,342 @@
+package server
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/krm-catalog/krm-catalog/store"
+)
+
+// fakeStore keeps catalogs, definitions and keys in memory, with the rules of the PostgreSQL store
+// that handlers rely on (same bytes again is a no-op, other bytes under a version conflict). Its
+// fail field makes every method fail; stall makes every method wait for its context to end, as a
+// stopped database does.
+type fakeStore struct {
+	mu       sync.Mutex
+	tokens   map[string]string // token → publisher
+	catalogs map[string][]store.CatalogVersion
+	content  map[string][]byte // name@version → bytes
+	defs     map[string][]byte // group/kind → bytes
+	keys     map[string][]store.Key
+	checks   map[string]store.SignatureCheck
+	fns      []store.FunctionDetail
+	searched store.SearchQuery
+	pushes   int
+
+	fail  error
+	stall bool
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{
+		tokens:   map[string]string{"secret": "example.com", "other": "other.example.com"},
+		catalogs: map[string][]store.CatalogVersion{},
+		content:  map[string][]byte{},
+		defs:     map[string][]byte{},
+		keys:     map[string][]store.Key{},
+		checks:   map[string]store.SignatureCheck{},
+	}
+}
+
+var fakeTime = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
+
+// enter applies fail and stall; every method calls it first.
+func (f *fakeStore) enter(ctx context.Context) error {
+	f.mu.Lock()
+	fail, stall := f.fail, f.stall
+	f.mu.Unlock()
+	if stall {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return fail
+}
+
+func (f *fakeStore) set(fail error, stall bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail, f.stall = fail, stall
+}
+
+func (f *fakeStore) Ping(ctx context.Context) error { return f.enter(ctx) }
+
+func (f *fakeStore) Authenticate(ctx context.Context, token string) (string, error) {
+	if err := f.enter(ctx); err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p, ok := f.tokens[token]
+	if !ok {
+		return "", store.Errorf(store.ErrUnauthorized, "unknown token")
+	}
+	return p, nil
+}
+
+func (f *fakeStore) PublishCatalog(ctx context.Context, p store.PublishCatalogParams) (store.CatalogVersion, bool, error) {
+	if err := f.enter(ctx); err != nil {
+		return store.CatalogVersion{}, false, err
+	}
+	f.mu.Lock()
+	key := p.Name + "@" + p.Version
+	if old, ok := f.content[key]; ok {
+		f.mu.Unlock()
+		if string(old) == string(p.Content) {
+			return store.CatalogVersion{Catalog: p.Name, Version: p.Version, Digest: store.Digest(old)}, false, nil
+		}
+		return store.CatalogVersion{}, false, store.Errorf(store.ErrConflict, "version %s of %q is taken", p.Version, p.Name)
+	}
+	if vs := f.catalogs[p.Name]; len(vs) > 0 && vs[0].Publisher != p.Publisher {
+		f.mu.Unlock()
+		return store.CatalogVersion{}, false, store.Errorf(store.ErrForbidden, "catalog %q belongs to %q", p.Name, vs[0].Publisher)
+	}
+	f.mu.Unlock()
+	cv := store.CatalogVersion{Catalog: p.Name, Version: p.Version, Digest: store.Digest(p.Content), Publisher: p.Publisher,
+		PublishedAt: fakeTime, Size: len(p.Content), Latest: true, Functions: len(p.Catalog.Functions)}
+	if p.Push != nil { // as the store does: push with nothing held, then commit
+		ref, dgst, err := p.Push(ctx)
+		if err != nil {
+			return store.CatalogVersion{}, false, err
+		}
+		cv.OCIReference, cv.OCIDigest = ref, dgst
+		f.mu.Lock()
+		f.pushes++
+		f.mu.Unlock()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.catalogs[p.Name] {
+		f.catalogs[p.Name][i].Latest = false
+	}
+	f.catalogs[p.Name] = append(f.catalogs[p.Name], cv)
+	f.content[key] = p.Content
+	f.content[p.Name+"@"] = p.Content
+	return cv, true, nil
+}
+
+func (f *fakeStore) PublishDefinition(ctx context.Context, p store.PublishDefinitionParams) (store.DefinitionRevision, bool, error) {
+	if err := f.enter(ctx); err != nil {
+		return store.DefinitionRevision{}, false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := p.Definition.Function.Group + "/" + p.Definition.Function.Kind
+	rev := store.DefinitionRevision{Group: p.Definition.Function.Group, Kind: p.Definition.Function.Kind, Digest: store.Digest(p.Content),
+		Publisher: p.Publisher, PublishedAt: fakeTime}
+	if string(f.defs[id]) == string(p.Content) {
+		return rev, false, nil
+	}
+	f.defs[id] = p.Content
+	return rev, true, nil
+}
+
+func (f *fakeStore) ListCatalogs(ctx context.Context) ([]store.CatalogSummary, error) {
+	if err := f.enter(ctx); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []store.CatalogSummary
+	for name := range f.catalogs {
+		out = append(out, f.summary(name))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (f *fakeStore) summary(name string) store.CatalogSummary {
+	vs := f.catalogs[name]
+	latest := vs[len(vs)-1]
+	return store.CatalogSummary{Name: name, Publisher: latest.Publisher, CreatedAt: fakeTime, Versions: len(vs), Latest: &latest}
+}
+
+func (f *fakeStore) GetCatalog(ctx context.Context, name string) (store.CatalogSummary, error) {
+	if err := f.enter(ctx); err != nil {
+		return store.CatalogSummary{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.catalogs[name]) == 0 {
+		return store.CatalogSummary{}, store.Errorf(store.ErrNotFound, "no catalog %q", name)
+	}
+	return f.summary(name), nil
+}
+
+func (f *fakeStore) ListCatalogVersions(ctx context.Context, name string) ([]store.CatalogVersion, error) {
+	if err := f.enter(ctx); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.catalogs[name]) == 0 {
+		return nil, store.Errorf(store.ErrNotFound, "no catalog %q", name)
+	}
+	return append([]store.CatalogVersion(nil), f.catalogs[name]...), nil
+}
+
+func (f *fakeStore) CatalogContent(ctx context.Context, name, version string) (store.Content, error) {
+	if err := f.enter(ctx); err != nil {
+		return store.Content{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.content[name+"@"+version]
+	if !ok {
+		return store.Content{}, store.Errorf(store.ErrNotFound, "no catalog %q version %q", name, version)
+	}
+	if version == "" {
+		version = f.catalogs[name][len(f.catalogs[name])-1].Version
+	}
+	return store.Content{Name: name, Version: version, Bytes: b, Digest: store.Digest(b)}, nil
+}
+
+func (f *fakeStore) DefinitionContent(ctx context.Context, group, kind string) (store.Content, error) {
+	if err := f.enter(ctx); err != nil {
+		return store.Content{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b, ok := f.defs[group+"/"+kind]
+	if !ok {
+		return store.Content{}, store.Errorf(store.ErrNotFound, "no function %s/%s", group, kind)
+	}
+	return store.Content{Name: group + "/" + kind, Bytes: b, Digest: store.Digest(b)}, nil
+}
+
+func (f *fakeStore) SearchFunctions(ctx context.Context, q store.SearchQuery) (store.SearchResult, error) {
+	if err := f.enter(ctx); err != nil {
+		return store.SearchResult{}, err
+	}
+	if q.PageToken == "bad" {
+		return store.SearchResult{}, store.ErrBadPageToken
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.searched = q
+	res := store.SearchResult{Functions: []store.FunctionSummary{}}
+	for _, fn := range f.fns {
+		if strings.Contains(strings.ToLower(fn.Kind), strings.ToLower(q.Text)) {
+			res.Functions = append(res.Functions, fn.FunctionSummary)
+		}
+	}
+	res.Total = len(res.Functions)
+	return res, nil
+}
+
+func (f *fakeStore) function(group, kind string) (store.FunctionDetail, bool) {
+	for _, fn := range f.fns {
+		if fn.Group == group && fn.Kind == kind {
+			return fn, true
+		}
+	}
+	return store.FunctionDetail{}, false
+}
+
+func (f *fakeStore) GetFunction(ctx context.Context, group, kind string) (store.FunctionDetail, error) {
+	if err := f.enter(ctx); err != nil {
+		return store.FunctionDetail{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn, ok := f.function(group, kind)
+	if !ok {
+		return store.FunctionDetail{}, store.Errorf(store.ErrNotFound, "no function %s/%s", group, kind)
+	}
+	return fn, nil
+}
+
+func (f *fakeStore) GetFunctionVersion(ctx context.Context, group, kind, version string) ([]store.FunctionVersion, error) {
+	fn, err := f.GetFunction(ctx, group, kind)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.FunctionVersion
+	for _, e := range fn.Entries {
+		if e.Version == version {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return nil, store.Errorf(store.ErrNotFound, "no version %s of %s/%s", version, group, kind)
+	}
+	return out, nil
+}
+
+func (f *fakeStore) Resolve(ctx context.Context, apiVersion, kind string, catalogs []string) (store.Resolution, error) {
+	group, version, _ := strings.Cut(apiVersion, "/")
+	fvs, err := f.GetFunctionVersion(ctx, group, kind, version)
+	if err != nil {
+		return store.Resolution{}, err
+	}
+	return store.Resolution{APIVersion: apiVersion, Kind: kind, Function: fvs[0], Runtime: fvs[0].Spec["runtime"], Searched: catalogs}, nil
+}
+
+func (f *fakeStore) AddKey(ctx context.Context, publisher, fingerprint, pem string) (store.Key, bool, error) {
+	if err := f.enter(ctx); err != nil {
+		return store.Key{}, false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, k := range f.keys[publisher] {
+		if k.Fingerprint == fingerprint {
+			return k, false, nil
+		}
+	}
+	k := store.Key{Publisher: publisher, Fingerprint: fingerprint, PEM: pem, CreatedAt: fakeTime}
+	f.keys[publisher] = append(f.keys[publisher], k)
+	return k, true, nil
+}
+
+func (f *fakeStore) ListKeys(ctx context.Context, publisher string) ([]store.Key, error) {
+	if err := f.enter(ctx); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]store.Key(nil), f.keys[publisher]...), nil
+}
+
+func (f *fakeStore) DeleteKey(ctx context.Context, publisher, fingerprint string) error {
+	if err := f.enter(ctx); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, k := range f.keys[publisher] {
+		if k.Fingerprint == fingerprint {
+			f.keys[publisher] = append(f.keys[publisher][:i], f.keys[publisher][i+1:]...)
+			return nil
+		}
+	}
+	return store.Errorf(store.ErrNotFound, "no key %s", fingerprint)
+}
+
+func (f *fakeStore) SignatureChecks(ctx context.Context, publisher string, subjects []string, _ time.Duration) (map[string]store.SignatureCheck, error) {
+	if err := f.enter(ctx); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]store.SignatureCheck{}
+	for _, s := range subjects {
+		if c, ok := f.checks[publisher+" "+s]; ok {
+			out[s] = c
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeStore) SaveSignatureCheck(ctx context.Context, publisher string, c store.SignatureCheck) error {
+	if err := f.enter(ctx); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.checks[publisher+" "+c.Subject] = c
+	return nil
+}
+
+var _ Store = (*fakeStore)(nil)
