@@ -74,9 +74,6 @@ func (b *builder) ready(ctx context.Context, l *layer) error {
 	return nil
 }
 
-// prebuildBases readies the bases and components of the root when the root itself is not staged.
-func (b *builder) prebuildBases(ctx context.Context, root *layer) error { return b.ready(ctx, root) }
-
 // prebuild builds a staged base and replaces its kustomization, in memory, by one whose only
 // resource is the output: its parents read it as they read any base.
 func (b *builder) prebuild(ctx context.Context, l *layer) error {
