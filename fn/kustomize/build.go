@@ -76,7 +76,6 @@ func Build(ctx context.Context, dir string, o Options) ([]byte, []fn.FunctionRes
 		if err := b.ready(ctx, root); err != nil {
 			return nil, b.results, err
 		}
-		b.fs.Set(root.file, root.text(root.spec))
 		out, err := kustrun.Build(b.fs, abs, o.Krusty)
 		return out, b.results, err
 	}
@@ -152,13 +151,14 @@ func (l *layer) hasFnEntry(field string) bool {
 
 func entryKey(field, raw string) string { return field + "\x00" + raw }
 
-func (l *layer) text(spec *yaml.RNode) []byte {
+// setFile puts spec, as YAML, in memory at path.
+func (b *builder) setFile(path string, spec *yaml.RNode) error {
 	s, err := spec.String()
 	if err != nil {
-		// a node parsed from YAML always encodes
-		panic(err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return []byte(s)
+	b.fs.Set(path, []byte(s))
+	return nil
 }
 
 // kustomizationFile finds the kustomization file of dir under the names kustomize accepts.
