@@ -68,7 +68,7 @@ func snippets(in snippetInput) []snippet {
 	comp.Content = append(comp.Content, scalar("transformers"), seq(functionConfig(in)))
 	out = append(out, snippet{
 		ID: "snippet-composition", Title: "Composition", File: "composition.yaml",
-		Intro: "A kustomize Composition (KEP-2299) that runs the function; the catalog tells kustomize its runtime.",
+		Intro: "A Composition (KEP-2299) that runs the function, its runtime resolved through the catalog (KEP-2906). Build it with krm-catalog build DIR --trusted-catalog followed by the catalog's URL, or name it in a Kustomization's transformers.",
 		Text:  encodeYAML(comp),
 	})
 
@@ -85,7 +85,7 @@ func snippets(in snippetInput) []snippet {
 	kust.Content = append(kust.Content, scalar("resources"), seq(res), scalar(field), seq(str2node("fn.yaml")))
 	out = append(out, snippet{
 		ID: "snippet-kustomization", Title: "Kustomization", File: "kustomization.yaml",
-		Intro: "A Kustomization that lists fn.yaml among its " + field + " and the catalog that resolves it (KEP-2906).",
+		Intro: "A Kustomization that lists fn.yaml among its " + field + " and the catalog that resolves it (KEP-2906). Build it with krm-catalog build DIR --trusted-catalog followed by the catalog's URL: kustomize itself does not read catalogs.",
 		Text:  encodeYAML(kust),
 	})
 

@@ -123,7 +123,7 @@ func flags(t *testing.T, catalog string) []string {
 	return []string{"--catalog", catalog, "--trusted-catalog", catalog, "--cache-dir", t.TempDir()}
 }
 
-func writeFile(t *testing.T, dir, name, content string) string {
+func writeFile(t testing.TB, dir, name, content string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -135,7 +135,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
-func readFile(t *testing.T, p string) string {
+func readFile(t testing.TB, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {

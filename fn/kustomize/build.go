@@ -73,10 +73,9 @@ func Build(ctx context.Context, dir string, o Options) ([]byte, []fn.FunctionRes
 		return nil, b.results, err
 	}
 	if !root.staged() {
-		if err := b.prebuildBases(ctx, root); err != nil {
+		if err := b.ready(ctx, root); err != nil {
 			return nil, b.results, err
 		}
-		b.fs.Set(root.file, root.text(root.spec))
 		out, err := kustrun.Build(b.fs, abs, o.Krusty)
 		return out, b.results, err
 	}
@@ -128,10 +127,6 @@ type fnDoc struct {
 	steps []fn.Step
 }
 
-// mine reports whether the layer itself runs something of krm-catalog's (a component that does
-// counts: it runs at its place among the layer's components).
-func (l *layer) mine() bool { return len(l.entries) > 0 }
-
 // staged reports whether the layer must be built in stages.
 func (l *layer) staged() bool {
 	if l.hasFnEntry("transformers") || l.hasFnEntry("validators") || l.hasFnEntry("generators") {
@@ -156,13 +151,14 @@ func (l *layer) hasFnEntry(field string) bool {
 
 func entryKey(field, raw string) string { return field + "\x00" + raw }
 
-func (l *layer) text(spec *yaml.RNode) []byte {
+// setFile puts spec, as YAML, in memory at path.
+func (b *builder) setFile(path string, spec *yaml.RNode) error {
 	s, err := spec.String()
 	if err != nil {
-		// a node parsed from YAML always encodes
-		panic(err)
+		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return []byte(s)
+	b.fs.Set(path, []byte(s))
+	return nil
 }
 
 // kustomizationFile finds the kustomization file of dir under the names kustomize accepts.
@@ -184,13 +180,13 @@ func kustomizationFile(dir string) (string, error) {
 
 // load reads the layer in dir and the local layers under it.
 func (b *builder) load(dir string, stack []string) (*layer, error) {
-	if l, ok := b.layers[dir]; ok {
-		return l, nil
-	}
 	for _, s := range stack {
 		if s == dir {
 			return nil, fmt.Errorf("%w: cycle: %s -> %s", ErrInvalid, strings.Join(stack, " -> "), dir)
 		}
+	}
+	if l, ok := b.layers[dir]; ok {
+		return l, nil
 	}
 	stack = append(stack, dir)
 	file, err := kustomizationFile(dir)
@@ -204,6 +200,9 @@ func (b *builder) load(dir string, stack []string) (*layer, error) {
 	spec, err := yaml.Parse(string(data))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, err)
+	}
+	if spec.YNode().Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%w: %s: a kustomization is a mapping of fields", ErrInvalid, file)
 	}
 	l := &layer{dir: dir, file: file, spec: spec, kind: spec.GetKind(), entries: map[string]*entry{}}
 	if l.kind == "" {
@@ -294,12 +293,16 @@ func isRemote(ref string) bool {
 }
 
 // catalogRef resolves a relative catalog path against the directory of the kustomization naming
-// it; URLs and git and OCI references are kept as written.
+// it and writes it relative to the working directory, as --trusted-catalog names it; URLs and git
+// and OCI references are kept as written.
 func catalogRef(dir, ref string) string {
-	if strings.Contains(ref, "://") || strings.HasPrefix(ref, "git::") || filepath.IsAbs(ref) {
+	if strings.Contains(ref, "://") || strings.HasPrefix(ref, "git::") {
 		return ref
 	}
-	rel, err := filepath.Rel(mustWd(), filepath.Join(dir, ref))
+	if !filepath.IsAbs(ref) {
+		ref = filepath.Join(dir, ref)
+	}
+	rel, err := filepath.Rel(mustWd(), ref)
 	if err != nil {
 		return filepath.ToSlash(filepath.Join(dir, ref))
 	}
@@ -341,8 +344,10 @@ func (b *builder) readEntry(l *layer, field, raw string) (*entry, error) {
 	e := &entry{}
 	for _, n := range nodes {
 		switch {
+		case n.YNode().Kind != yaml.MappingNode:
+			theirs++
 		case isComposition(n):
-			c, err := b.loadComposition(l, raw, n)
+			c, err := b.loadComposition(l, raw)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
@@ -374,7 +379,7 @@ func (b *builder) readResourceComposition(l *layer, raw, p string) (*entry, erro
 		return nil, nil
 	}
 	nodes, err := kio.FromBytes(data)
-	if err != nil || len(nodes) != 1 || !isComposition(nodes[0]) {
+	if err != nil || len(nodes) != 1 || nodes[0].YNode().Kind != yaml.MappingNode || !isComposition(nodes[0]) {
 		return nil, nil
 	}
 	c, err := composition.Load(p)
@@ -387,7 +392,7 @@ func (b *builder) readResourceComposition(l *layer, raw, p string) (*entry, erro
 	return &entry{docs: []*fnDoc{d}}, nil
 }
 
-func (b *builder) loadComposition(l *layer, raw string, n *yaml.RNode) (*composition.Consolidated, error) {
+func (b *builder) loadComposition(l *layer, raw string) (*composition.Consolidated, error) {
 	if !strings.Contains(raw, "\n") {
 		return composition.Load(filepath.Join(l.dir, filepath.FromSlash(raw)))
 	}
@@ -460,7 +465,11 @@ func (b *builder) prepare(ctx context.Context) error {
 		if b.opts.Functions == nil {
 			return fmt.Errorf("%s: a Composition runs functions, and this build runs none", d.where)
 		}
-		p, err := b.opts.Functions.For(append(append([]string(nil), d.comp.Catalogs...), d.layer.catalogs...))
+		var cats []string
+		for _, c := range d.comp.Catalogs {
+			cats = append(cats, catalogRef("", c))
+		}
+		p, err := b.opts.Functions.For(append(cats, d.layer.catalogs...))
 		if err != nil {
 			return fmt.Errorf("%s: %w", d.where, err)
 		}

@@ -64,18 +64,18 @@ func (b *builder) ready(ctx context.Context, l *layer) error {
 			if err != nil {
 				return err
 			}
-			name := b.memFile(l.dir, items)
+			name, err := b.memFile(l.dir, items)
+			if err != nil {
+				return err
+			}
 			n.Value = name
 		}
 	}
 	if !l.staged() {
-		b.fs.Set(l.file, l.text(l.spec))
+		return b.setFile(l.file, l.spec)
 	}
 	return nil
 }
-
-// prebuildBases readies the bases and components of the root when the root itself is not staged.
-func (b *builder) prebuildBases(ctx context.Context, root *layer) error { return b.ready(ctx, root) }
 
 // prebuild builds a staged base and replaces its kustomization, in memory, by one whose only
 // resource is the output: its parents read it as they read any base.
@@ -131,7 +131,11 @@ func (b *builder) buildLayer(ctx context.Context, l *layer, spec *yaml.RNode, in
 			if err != nil {
 				return nil, err
 			}
-			made = append(made, b.memFile(l.dir, items))
+			name, err := b.memFile(l.dir, items)
+			if err != nil {
+				return nil, err
+			}
+			made = append(made, name)
 		}
 		if len(made) > 0 {
 			spec = spec.Copy()
@@ -230,7 +234,9 @@ func (b *builder) krustyStage(l *layer, spec *yaml.RNode, input []byte) ([]byte,
 		b.fs.Set(filepath.Join(l.dir, name), input)
 		setStrings(s, "resources", append([]string{name}, seqStrings(fieldValue(s, "resources"))...))
 	}
-	b.fs.Set(l.file, l.text(s))
+	if err := b.setFile(l.file, s); err != nil {
+		return nil, err
+	}
 	opts := *b.opts.Krusty
 	opts.Reorder = krusty.ReorderOptionNone
 	opts.AddManagedbyLabel = false
@@ -256,7 +262,9 @@ func (b *builder) finish(root *layer, out []byte) ([]byte, error) {
 		return nil, err
 	}
 	setStrings(s, "resources", []string{outputFile})
-	b.fs.Set(root.file, root.text(s))
+	if err := b.setFile(root.file, s); err != nil {
+		return nil, err
+	}
 	return kustrun.Build(b.fs, root.dir, b.opts.Krusty)
 }
 
@@ -274,15 +282,15 @@ func (b *builder) run(ctx context.Context, e *entry, items []*yaml.RNode) ([]*ya
 }
 
 // memFile puts resources in a file in memory in dir and returns its name.
-func (b *builder) memFile(dir string, items []*yaml.RNode) string {
-	name := fmt.Sprintf(stageFile, b.stage)
-	b.stage++
+func (b *builder) memFile(dir string, items []*yaml.RNode) (string, error) {
 	data, err := encode(items)
 	if err != nil {
-		data = nil
+		return "", err
 	}
+	name := fmt.Sprintf(stageFile, b.stage)
+	b.stage++
 	b.fs.Set(filepath.Join(dir, name), data)
-	return name
+	return name, nil
 }
 
 func decode(out []byte) ([]*yaml.RNode, error) {
