@@ -5,18 +5,12 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -24,12 +18,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
-	"github.com/krm-catalog/krm-catalog/fn/container"
 	"github.com/krm-catalog/krm-catalog/fn/execfn"
-	"github.com/krm-catalog/krm-catalog/fn/internal/fetch"
 	"github.com/krm-catalog/krm-catalog/fn/servermode"
 	"github.com/krm-catalog/krm-catalog/fn/skip"
-	"github.com/krm-catalog/krm-catalog/fn/starlarkfn"
 	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/resolver"
 	"github.com/krm-catalog/krm-catalog/schemas"
@@ -220,387 +211,18 @@ func (r *Runner) Build(ctx context.Context, c *Checked, baseDir string) (fn.Step
 	return fn.Step{Name: c.Name + " (" + kind + ")", Function: f, Config: withoutRuntimeField(c.cfg)}, nil
 }
 
-func useKey(res *resolver.Resolution) string {
-	return res.Catalog + "\x00" + res.Function.ID() + "\x00" + res.Version.Name
-}
-
 // serverMode reports whether a resolved function runs as a spec v2 server: it declares v2, and the
 // runner has it run more than once (or is told to always use servers).
-func (r *Runner) serverMode(res *resolver.Resolution) bool {
-	if !res.Version.SpecV2() || r.o.NoServerMode {
-		return false
-	}
-	if r.o.ServerModeAlways {
-		return true
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.uses[useKey(res)] > 1
-}
-
-func describe(res *resolver.Resolution) string {
-	return strings.TrimSpace(res.APIVersion + " " + res.Kind)
-}
-
 // withoutRuntimeField returns the config without KEP-2299's top-level runtime field: it tells the
 // orchestrator how to run the function and is not part of the function's own configuration.
-func withoutRuntimeField(cfg *yaml.RNode) *yaml.RNode {
-	if cfg == nil || cfg.Field("runtime") == nil {
-		return cfg
-	}
-	c := cfg.Copy()
-	_ = c.PipeE(yaml.Clear("runtime"))
-	return c
-}
-
 // validate checks the config against the version's openAPIV3Schema. As the Kubernetes API server
 // does for custom resources, apiVersion, kind and metadata are checked only when the schema
 // describes them.
-func (r *Runner) validate(res *resolver.Resolution, cfg *yaml.RNode) ([]fn.Result, error) {
-	key := res.Catalog + "\x00" + res.Function.ID() + "\x00" + res.Version.Name
-	r.mu.Lock()
-	s, ok := r.schemas[key]
-	r.mu.Unlock()
-	if !ok {
-		compiled, problems := schemas.CompileOpenAPIV3(res.Version.Schema)
-		if len(problems) > 0 {
-			return nil, fmt.Errorf("the catalog's openAPIV3Schema does not compile: %s", problems[0].Message)
-		}
-		s = compiled
-		r.mu.Lock()
-		r.schemas[key] = s
-		r.mu.Unlock()
-	}
-	instance, err := jsonValue(withoutRuntimeField(cfg))
-	if err != nil {
-		return nil, err
-	}
-	m, _ := instance.(map[string]any)
-	props, _ := res.Version.Schema["properties"].(map[string]any)
-	for _, k := range []string{"apiVersion", "kind", "metadata"} {
-		if _, described := props[k]; !described {
-			delete(m, k)
-		}
-	}
-	var out []fn.Result
-	for _, v := range s.Validate(instance) {
-		field := pointerToPath(v.Pointer)
-		msg := v.Message
-		if field != "" {
-			msg = "field " + field + ": " + msg
-		}
-		out = append(out, fn.Result{
-			Message:  "functionConfig " + msg,
-			Severity: fn.SeverityError,
-			ResourceRef: &fn.ResourceRef{
-				APIVersion: cfg.GetApiVersion(), Kind: cfg.GetKind(), Name: cfg.GetName(), Namespace: cfg.GetNamespace(),
-			},
-			Field: &fn.Field{Path: field},
-		})
-	}
-	return out, nil
-}
-
-func jsonValue(n *yaml.RNode) (any, error) {
-	b, err := fn.AppendJSON(nil, n.YNode())
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
 // pointerToPath turns a JSON pointer into the dotted path results use: /spec/ports/0 -> spec.ports[0].
-func pointerToPath(p string) string {
-	if p == "" || p == "/" {
-		return ""
-	}
-	var b strings.Builder
-	for _, tok := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
-		tok = schemas.UnescapeToken(tok)
-		if isIndex(tok) && b.Len() > 0 {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
-}
-
-func isIndex(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // function builds the runnable function for a resolution and says which runtime it chose.
-func (r *Runner) function(ctx context.Context, res *resolver.Resolution, baseDir string) (fn.Function, string, error) {
-	if e := res.Explicit; e != nil {
-		f, err := r.explicit(ctx, e, baseDir)
-		return f, e.Kind() + ", " + e.Source, err
-	}
-	kinds := res.Version.Runtime.Kinds()
-	var tried []string
-	for _, kind := range r.order(kinds) {
-		var f fn.Function
-		var err error
-		switch kind {
-		case "starlark":
-			f, err = r.catalogStarlark(ctx, res)
-		case "container":
-			f, err = r.catalogContainer(ctx, res)
-		case "exec":
-			f, err = r.catalogExec(ctx, res)
-		}
-		if errors.Is(err, errUnavailable) {
-			tried = append(tried, err.Error())
-			continue
-		}
-		if err != nil {
-			return nil, kind, err
-		}
-		mode := kind
-		if r.serverMode(res) && kind != "starlark" {
-			mode += ", server mode"
-		}
-		return f, mode + ", catalog " + res.Catalog, nil
-	}
-	if len(tried) == 0 {
-		return nil, "", fmt.Errorf("the catalog offers runtimes %v and --runtime asks for %q", kinds, r.o.Runtime)
-	}
-	return nil, "", fmt.Errorf("no runtime of the catalog entry can run here: %s", strings.Join(tried, "; "))
-}
-
 // errUnavailable marks a runtime that cannot run on this machine, so that the next one is tried.
-var errUnavailable = errors.New("unavailable")
-
 // order is the runtime preference: the forced one, else starlark (in-process and sandboxed), then
 // container (sandboxed), then exec (native, unconfined, though verified).
-func (r *Runner) order(kinds []string) []string {
-	has := map[string]bool{}
-	for _, k := range kinds {
-		has[k] = true
-	}
-	if r.o.Runtime != "" {
-		if has[r.o.Runtime] {
-			return []string{r.o.Runtime}
-		}
-		return nil
-	}
-	var out []string
-	for _, k := range []string{"starlark", "container", "exec"} {
-		if has[k] {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-func (r *Runner) containerEngine() (string, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.engine != "" {
-		return r.engine, nil
-	}
-	e, err := container.Engine(r.o.LookupEnv)
-	if err != nil {
-		return "", err
-	}
-	r.engine = e
-	return e, nil
-}
-
-func (r *Runner) catalogContainer(_ context.Context, res *resolver.Resolution) (fn.Function, error) {
-	c := res.Version.Runtime.Container
-	image := c.PinnedImage()
-	if !strings.Contains(image, "@sha256:") {
-		return nil, fmt.Errorf("%w: the catalog does not pin image %s by digest; krm-catalog runs catalog images by digest only", fn.ErrNotAllowed, c.Image)
-	}
-	cfg := container.Config{Image: image}
-	if c.RequireNetwork {
-		if !r.o.AllowNetwork {
-			return nil, fmt.Errorf("%w: the function requires network access; grant it with --allow-network", fn.ErrNotAllowed)
-		}
-		cfg.Network = true
-	}
-	if c.RequireStorageMount {
-		if len(r.o.Mounts) == 0 {
-			return nil, fmt.Errorf("%w: the function requires a storage mount; grant one with --mount type=bind,source=DIR,target=PATH", fn.ErrNotAllowed)
-		}
-		for _, m := range r.o.Mounts {
-			if err := container.MountAllowed(m); err != nil {
-				return nil, err
-			}
-		}
-		cfg.Mounts = r.o.Mounts
-	}
-	engine, err := r.containerEngine()
-	if err != nil {
-		if r.o.Runtime == "" && errors.Is(err, container.ErrNoEngine) {
-			return nil, fmt.Errorf("container: %w: %w", errUnavailable, err)
-		}
-		return nil, err
-	}
-	cfg.Engine = engine
-	return r.containerFunction(cfg, r.serverMode(res)), nil
-}
-
-func (r *Runner) containerFunction(cfg container.Config, server bool) fn.Function {
-	if server {
-		key := fmt.Sprintf("container\x00%s\x00%t\x00%q", cfg.Image, cfg.Network, cfg.Mounts)
-		return r.pool.Function(key, &container.Launcher{Config: cfg, Stderr: r.o.Stderr}, r.o.Timeout)
-	}
-	return &container.Function{Config: cfg, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: wire(r.o)}
-}
-
-func (r *Runner) catalogExec(ctx context.Context, res *resolver.Resolution) (fn.Function, error) {
-	e := res.Version.Runtime.Exec
-	p, ok := e.Platform(runtime.GOOS, runtime.GOARCH)
-	if !ok {
-		var have []string
-		for _, q := range e.Platforms {
-			have = append(have, q.OS+"/"+q.Arch)
-		}
-		err := fmt.Errorf("exec: %w: no executable for %s/%s (the catalog has %s)", errUnavailable, runtime.GOOS, runtime.GOARCH, strings.Join(have, ", "))
-		if r.o.Runtime == "exec" {
-			return nil, errors.Unwrap(err)
-		}
-		return nil, err
-	}
-	path, err := r.store.Get(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return r.execFunction(path, nil, nil, r.serverMode(res)), nil
-}
-
-func (r *Runner) execFunction(path string, args, env []string, server bool) fn.Function {
-	if server && len(args) == 0 {
-		return r.pool.Function("exec\x00"+path, &execfn.Launcher{Path: path, Env: env, Stderr: r.o.Stderr}, r.o.Timeout)
-	}
-	return &execfn.Function{Path: path, Args: args, Env: env, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: wire(r.o)}
-}
-
 // MaxScriptBytes bounds a starlark script.
-const MaxScriptBytes = 4 << 20
-
-func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) (fn.Function, error) {
-	s := res.Version.Runtime.Starlark
-	src := s.Source()
-	var rc io.ReadCloser
-	var err error
-	want := strings.TrimPrefix(s.SHA256, "sha256:")
-	ref, isOCI := strings.CutPrefix(src, "oci://")
-	if s.Ref != "" {
-		ref, isOCI = s.Ref, true
-	}
-	switch {
-	case isOCI:
-		if r.o.OCI == nil {
-			return nil, errors.New("no OCI client is configured for oci:// scripts")
-		}
-		rc, err = r.o.OCI.FetchStarlark(ctx, ref)
-	case strings.HasPrefix(src, "https://"):
-		rc, err = fetch.HTTPS(ctx, r.o.HTTPClient, src, time.Minute)
-	default:
-		return nil, fmt.Errorf("starlark script %q: fetched over https:// or oci:// only", src)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("fetch starlark script %s: %w", src, err)
-	}
-	defer rc.Close()
-	data, err := io.ReadAll(io.LimitReader(rc, MaxScriptBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("fetch starlark script %s: %w", src, err)
-	}
-	if len(data) > MaxScriptBytes {
-		return nil, fmt.Errorf("starlark script %s is larger than %d bytes", src, MaxScriptBytes)
-	}
-	sum := sha256.Sum256(data)
-	got := hex.EncodeToString(sum[:])
-	if want == "" && isOCI {
-		if _, d, ok := strings.Cut(ref, "@sha256:"); ok {
-			want = d // pinned by the manifest digest, which the OCI client checked
-			got = d
-		}
-	}
-	if want == "" || got != want {
-		return nil, fmt.Errorf("%w: starlark script %s has sha256 %s, the catalog pins %q; it was not run", fn.ErrDigestMismatch, src, got, want)
-	}
-	return &starlarkfn.Function{Name: filepath.Base(src), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
-}
-
 // explicit builds the function for a runtime the config names itself. The user wrote it, so images
 // need not be pinned; exec needs --allow-exec, and network and mounts need the user's grant.
-func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir string) (fn.Function, error) {
-	switch {
-	case e.Starlark != nil && e.Starlark.Script != "":
-		return &starlarkfn.Function{Name: e.Source, Script: e.Starlark.Script, Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
-	case e.Starlark != nil:
-		p := local(baseDir, e.Starlark.Path)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("starlark script: %w", err)
-		}
-		return &starlarkfn.Function{Name: filepath.Base(p), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
-	case e.Exec != nil:
-		if !r.o.AllowExec {
-			return nil, fmt.Errorf("%w: the function config names the executable %s (%s); running it needs --allow-exec", fn.ErrNotAllowed, e.Exec.Path, e.Source)
-		}
-		return r.execFunction(local(baseDir, e.Exec.Path), e.Exec.Args, e.Exec.Env, false), nil
-	case e.Container != nil:
-		engine, err := r.containerEngine()
-		if err != nil {
-			return nil, err
-		}
-		cfg := container.Config{Engine: engine, Image: e.Container.Image, Env: e.Container.Env}
-		if e.Container.Network {
-			if !r.o.AllowNetwork {
-				return nil, fmt.Errorf("%w: the function config asks for network (%s); grant it with --allow-network", fn.ErrNotAllowed, e.Source)
-			}
-			cfg.Network = true
-		}
-		for _, m := range e.Container.Mounts {
-			mount := fmt.Sprintf("type=%s,source=%s,target=%s", m.Type, m.Src, m.Dst)
-			if !m.RW {
-				mount += ",readonly"
-			}
-			if !contains(r.o.Mounts, mount) {
-				return nil, fmt.Errorf("%w: the function config asks for the mount %s (%s); grant it with --mount %s", fn.ErrNotAllowed, mount, e.Source, mount)
-			}
-			cfg.Mounts = append(cfg.Mounts, mount)
-		}
-		return r.containerFunction(cfg, false), nil
-	}
-	return nil, errors.New("empty runtime")
-}
-
-func local(baseDir, p string) string {
-	if filepath.IsAbs(p) || baseDir == "" {
-		return p
-	}
-	return filepath.Join(baseDir, p)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

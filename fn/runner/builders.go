@@ -1,0 +1,202 @@
+package runner
+
+// Building the fn.Function of each runtime, with the permissions the user granted.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/container"
+	"github.com/krm-catalog/krm-catalog/fn/execfn"
+	"github.com/krm-catalog/krm-catalog/fn/internal/fetch"
+	"github.com/krm-catalog/krm-catalog/fn/starlarkfn"
+	"github.com/krm-catalog/krm-catalog/resolver"
+)
+
+func (r *Runner) catalogContainer(_ context.Context, res *resolver.Resolution) (fn.Function, error) {
+	c := res.Version.Runtime.Container
+	image := c.PinnedImage()
+	if !strings.Contains(image, "@sha256:") {
+		return nil, fmt.Errorf("%w: the catalog does not pin image %s by digest; krm-catalog runs catalog images by digest only", fn.ErrNotAllowed, c.Image)
+	}
+	cfg := container.Config{Image: image}
+	if c.RequireNetwork {
+		if !r.o.AllowNetwork {
+			return nil, fmt.Errorf("%w: the function requires network access; grant it with --allow-network", fn.ErrNotAllowed)
+		}
+		cfg.Network = true
+	}
+	if c.RequireStorageMount {
+		if len(r.o.Mounts) == 0 {
+			return nil, fmt.Errorf("%w: the function requires a storage mount; grant one with --mount type=bind,source=DIR,target=PATH", fn.ErrNotAllowed)
+		}
+		for _, m := range r.o.Mounts {
+			if err := container.MountAllowed(m); err != nil {
+				return nil, err
+			}
+		}
+		cfg.Mounts = r.o.Mounts
+	}
+	engine, err := r.containerEngine()
+	if err != nil {
+		if r.o.Runtime == "" && errors.Is(err, container.ErrNoEngine) {
+			return nil, fmt.Errorf("container: %w: %w", errUnavailable, err)
+		}
+		return nil, err
+	}
+	cfg.Engine = engine
+	return r.containerFunction(cfg, r.serverMode(res)), nil
+}
+
+func (r *Runner) containerFunction(cfg container.Config, server bool) fn.Function {
+	if server {
+		key := fmt.Sprintf("container\x00%s\x00%t\x00%q", cfg.Image, cfg.Network, cfg.Mounts)
+		return r.pool.Function(key, &container.Launcher{Config: cfg, Stderr: r.o.Stderr}, r.o.Timeout)
+	}
+	return &container.Function{Config: cfg, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: wire(r.o)}
+}
+
+func (r *Runner) catalogExec(ctx context.Context, res *resolver.Resolution) (fn.Function, error) {
+	e := res.Version.Runtime.Exec
+	p, ok := e.Platform(runtime.GOOS, runtime.GOARCH)
+	if !ok {
+		var have []string
+		for _, q := range e.Platforms {
+			have = append(have, q.OS+"/"+q.Arch)
+		}
+		err := fmt.Errorf("exec: %w: no executable for %s/%s (the catalog has %s)", errUnavailable, runtime.GOOS, runtime.GOARCH, strings.Join(have, ", "))
+		if r.o.Runtime == "exec" {
+			return nil, errors.Unwrap(err)
+		}
+		return nil, err
+	}
+	path, err := r.store.Get(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return r.execFunction(path, nil, nil, r.serverMode(res)), nil
+}
+
+func (r *Runner) execFunction(path string, args, env []string, server bool) fn.Function {
+	if server && len(args) == 0 {
+		return r.pool.Function("exec\x00"+path, &execfn.Launcher{Path: path, Env: env, Stderr: r.o.Stderr}, r.o.Timeout)
+	}
+	return &execfn.Function{Path: path, Args: args, Env: env, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: wire(r.o)}
+}
+
+const MaxScriptBytes = 4 << 20
+
+func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) (fn.Function, error) {
+	s := res.Version.Runtime.Starlark
+	src := s.Source()
+	var rc io.ReadCloser
+	var err error
+	want := strings.TrimPrefix(s.SHA256, "sha256:")
+	ref, isOCI := strings.CutPrefix(src, "oci://")
+	if s.Ref != "" {
+		ref, isOCI = s.Ref, true
+	}
+	switch {
+	case isOCI:
+		if r.o.OCI == nil {
+			return nil, errors.New("no OCI client is configured for oci:// scripts")
+		}
+		rc, err = r.o.OCI.FetchStarlark(ctx, ref)
+	case strings.HasPrefix(src, "https://"):
+		rc, err = fetch.HTTPS(ctx, r.o.HTTPClient, src, time.Minute)
+	default:
+		return nil, fmt.Errorf("starlark script %q: fetched over https:// or oci:// only", src)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fetch starlark script %s: %w", src, err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, MaxScriptBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("fetch starlark script %s: %w", src, err)
+	}
+	if len(data) > MaxScriptBytes {
+		return nil, fmt.Errorf("starlark script %s is larger than %d bytes", src, MaxScriptBytes)
+	}
+	sum := sha256.Sum256(data)
+	got := hex.EncodeToString(sum[:])
+	if want == "" && isOCI {
+		if _, d, ok := strings.Cut(ref, "@sha256:"); ok {
+			want = d // pinned by the manifest digest, which the OCI client checked
+			got = d
+		}
+	}
+	if want == "" || got != want {
+		return nil, fmt.Errorf("%w: starlark script %s has sha256 %s, the catalog pins %q; it was not run", fn.ErrDigestMismatch, src, got, want)
+	}
+	return &starlarkfn.Function{Name: filepath.Base(src), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+}
+
+func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir string) (fn.Function, error) {
+	switch {
+	case e.Starlark != nil && e.Starlark.Script != "":
+		return &starlarkfn.Function{Name: e.Source, Script: e.Starlark.Script, Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+	case e.Starlark != nil:
+		p := local(baseDir, e.Starlark.Path)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("starlark script: %w", err)
+		}
+		return &starlarkfn.Function{Name: filepath.Base(p), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+	case e.Exec != nil:
+		if !r.o.AllowExec {
+			return nil, fmt.Errorf("%w: the function config names the executable %s (%s); running it needs --allow-exec", fn.ErrNotAllowed, e.Exec.Path, e.Source)
+		}
+		return r.execFunction(local(baseDir, e.Exec.Path), e.Exec.Args, e.Exec.Env, false), nil
+	case e.Container != nil:
+		engine, err := r.containerEngine()
+		if err != nil {
+			return nil, err
+		}
+		cfg := container.Config{Engine: engine, Image: e.Container.Image, Env: e.Container.Env}
+		if e.Container.Network {
+			if !r.o.AllowNetwork {
+				return nil, fmt.Errorf("%w: the function config asks for network (%s); grant it with --allow-network", fn.ErrNotAllowed, e.Source)
+			}
+			cfg.Network = true
+		}
+		for _, m := range e.Container.Mounts {
+			mount := fmt.Sprintf("type=%s,source=%s,target=%s", m.Type, m.Src, m.Dst)
+			if !m.RW {
+				mount += ",readonly"
+			}
+			if !contains(r.o.Mounts, mount) {
+				return nil, fmt.Errorf("%w: the function config asks for the mount %s (%s); grant it with --mount %s", fn.ErrNotAllowed, mount, e.Source, mount)
+			}
+			cfg.Mounts = append(cfg.Mounts, mount)
+		}
+		return r.containerFunction(cfg, false), nil
+	}
+	return nil, errors.New("empty runtime")
+}
+
+func local(baseDir, p string) string {
+	if filepath.IsAbs(p) || baseDir == "" {
+		return p
+	}
+	return filepath.Join(baseDir, p)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
