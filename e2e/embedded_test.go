@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"os/exec"
 	"regexp"
@@ -24,25 +23,29 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
+// servingURL finds the address serve logs once it listens.
+var servingURL = regexp.MustCompile(`msg=serving url=(http://127\.0\.0\.1:[0-9]+)`)
+
 // startServe runs `krm-catalog serve` in-process on the embedded default and returns its URL and a
 // stop function that delivers what SIGTERM would (context cancellation) and waits for the exit code.
 func startServe(t *testing.T, dataDir string) (string, func() int) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	var logs syncBuffer
 	exited := make(chan int, 1)
+	// port 0: serve binds a free port itself and logs its URL, so no other process can take the
+	// port between a test choosing it and serve binding it
 	go func() {
-		exited <- cli.Main(ctx, []string{"serve", "--addr", addr, "--data-dir", dataDir}, cli.IO{In: strings.NewReader(""), Out: &logs, Err: &logs})
+		exited <- cli.Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, cli.IO{In: strings.NewReader(""), Out: &logs, Err: &logs})
 	}()
-	url := "http://" + addr
+	url := ""
 	deadline := time.Now().Add(60 * time.Second)
 	for {
+		if url == "" {
+			if m := servingURL.FindStringSubmatch(logs.String()); m != nil {
+				url = m[1]
+			}
+		}
 		resp, err := http.Get(url + "/readyz")
 		if err == nil {
 			resp.Body.Close()

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -35,23 +34,25 @@ func TestImageServes(t *testing.T) {
 	if !strings.Contains(db, "@127.0.0.1:") {
 		t.Fatalf("the test database %s is not on 127.0.0.1", db)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	// host networking: the container reaches the test's PostgreSQL and listens on 127.0.0.1 only
+	// host networking: the container reaches the test's PostgreSQL and listens on 127.0.0.1 only,
+	// on a port it binds itself and logs (no port chosen here that another process could take)
 	out, err := exec.Command("docker", "run", "-d", "--rm", "--network", "host", tag,
-		"serve", "--addr", addr, "--database-url", db).CombinedOutput()
+		"serve", "--addr", "127.0.0.1:0", "--database-url", db).CombinedOutput()
 	if err != nil {
 		t.Fatalf("docker run: %v\n%s", err, out)
 	}
 	id := strings.TrimSpace(string(out))
 	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", id).Run() })
 
+	url := ""
 	waitFor(t, 30*time.Second, "the container to serve", func() bool {
-		resp, err := http.Get("http://" + addr + "/readyz")
+		if url == "" {
+			logs, _ := exec.Command("docker", "logs", id).CombinedOutput()
+			if m := servingURL.FindSubmatch(logs); m != nil {
+				url = string(m[1])
+			}
+		}
+		resp, err := http.Get(url + "/readyz")
 		if err != nil {
 			return false
 		}
