@@ -122,7 +122,7 @@ func TestPublisherCommands(t *testing.T) {
 	if code, stdout, stderr := runCLI(t, append([]string{"publisher", "grant", "--publisher", "example.com", "--reason", "shared", "fn.shared.io"}, db...)...); code != 0 || !strings.Contains(stdout, "granted group fn.shared.io to example.com") {
 		t.Fatalf("publisher grant: exit %d, %s%s", code, stdout, stderr)
 	}
-	code, stdout, _ := runCLI(t, append([]string{"publisher", "list", "-o", "json"}, db...)...)
+	code, stdout, _ := runCLI(t, append([]string{"publisher", "list", "--format", "json"}, db...)...)
 	var list struct {
 		Grants []struct{ Group, Publisher, Reason string }
 	}

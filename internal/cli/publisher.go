@@ -98,7 +98,7 @@ func newPublisherRevokeCmd(streams IO) *cobra.Command {
 	return cmd
 }
 
-// publisherList is what list prints with -o json.
+// publisherList is what list prints with --format json.
 type publisherList struct {
 	Grants    []store.Grant         `json:"grants"`
 	Conflicts []store.GroupConflict `json:"conflicts"`
@@ -106,14 +106,18 @@ type publisherList struct {
 
 func newPublisherListCmd(streams IO) *cobra.Command {
 	var (
-		db                databaseFlags
-		publisher, format string
+		db        databaseFlags
+		publisher string
+		format    *outputFormat
 	)
 	cmd := &cobra.Command{
 		Use:   "list [--publisher NAME]",
 		Short: "List the grants, and the groups migration 0006 could not give an owner",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := format.check(cmd); err != nil {
+				return err
+			}
 			return db.withStore(cmd, streams, func(ctx context.Context, st *store.Store) error {
 				grants, err := st.ListGrants(ctx, publisher)
 				if err != nil {
@@ -123,7 +127,7 @@ func newPublisherListCmd(streams IO) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if format == "json" {
+				if format.is("json") {
 					if grants == nil {
 						grants = []store.Grant{}
 					}
@@ -158,7 +162,7 @@ func newPublisherListCmd(streams IO) *cobra.Command {
 	}
 	db.register(cmd)
 	cmd.Flags().StringVar(&publisher, "publisher", "", "only this publisher's grants")
-	cmd.Flags().StringVarP(&format, "format", "o", "text", "output format: text or json")
+	format = addFormatFlag(cmd, false, "text", "json")
 	return cmd
 }
 
@@ -178,7 +182,8 @@ func describeConflict(c store.GroupConflict) string {
 
 func newPublisherAddKeyCmd() *cobra.Command {
 	var (
-		serverURL, token, publisher, key, format string
+		serverURL, token, publisher, key string
+		format                           *outputFormat
 	)
 	cmd := &cobra.Command{
 		Use:   "add-key --publisher NAME --key cosign.key",
@@ -190,6 +195,9 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 		Example: `  COSIGN_PASSWORD=... krm-catalog publisher add-key --server http://127.0.0.1:8080 --publisher example.com --key cosign.key`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := format.check(cmd); err != nil {
+				return err
+			}
 			if token == "" {
 				token = os.Getenv("KRM_CATALOG_TOKEN")
 			}
@@ -208,7 +216,7 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 			if err != nil {
 				return opErr(fmt.Errorf("add key: %w", err))
 			}
-			if format == "json" {
+			if format.is("json") {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"created": created, "key": k})
 			}
 			what := "registered"
@@ -225,6 +233,6 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 	_ = cmd.MarkFlagRequired("publisher")
 	cmd.Flags().StringVar(&key, "key", "", "cosign private key file, as sign reads it (required)")
 	_ = cmd.MarkFlagRequired("key")
-	cmd.Flags().StringVarP(&format, "format", "o", "text", "output format: text or json")
+	format = addFormatFlag(cmd, false, "text", "json")
 	return cmd
 }
