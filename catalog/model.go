@@ -115,6 +115,15 @@ func (c ContainerRuntime) PinnedImage() string {
 	return c.Image + "@sha256:" + c.SHA256
 }
 
+// Digest is the digest the image runs by ("sha256:…"), or "" when the catalog does not pin it.
+// krm-catalog runs catalog images by digest only, so an image without one does not run.
+func (c ContainerRuntime) Digest() string {
+	if _, d, ok := strings.Cut(c.PinnedImage(), "@"); ok && strings.HasPrefix(d, "sha256:") {
+		return d
+	}
+	return ""
+}
+
 // ExecRuntime runs the function as an executable, one per platform.
 type ExecRuntime struct {
 	Platforms []ExecPlatform `json:"platforms"`
@@ -145,6 +154,18 @@ type StarlarkRuntime struct {
 	URI    string `json:"uri,omitempty"`
 	Ref    string `json:"ref,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
+}
+
+// Digest is what pins the script ("sha256:…"): its sha256, else the digest of its OCI reference;
+// "" when nothing pins it.
+func (s StarlarkRuntime) Digest() string {
+	if s.SHA256 != "" {
+		return "sha256:" + s.SHA256
+	}
+	if _, d, ok := strings.Cut(s.Source(), "@"); ok && strings.HasPrefix(d, "sha256:") {
+		return d
+	}
+	return ""
 }
 
 // Source is where the script comes from: the URI, or the OCI reference.

@@ -26,7 +26,7 @@ import (
 func (r *Runner) catalogContainer(_ context.Context, res *resolver.Resolution) (fn.Function, error) {
 	c := res.Version.Runtime.Container
 	image := c.PinnedImage()
-	if !strings.Contains(image, "@sha256:") {
+	if c.Digest() == "" {
 		return nil, fmt.Errorf("%w: the catalog does not pin image %s by digest; krm-catalog runs catalog images by digest only", fn.ErrNotAllowed, c.Image)
 	}
 	cfg := container.Config{Image: image}

@@ -134,7 +134,7 @@ func viewOf(ref string, cat *catalog.Catalog, sig string) catalogView {
 			fv := functionView{Function: f.ID(), Version: ver.Name, Publisher: f.Publisher, SpecV2: ver.SpecV2()}
 			rt := ver.Runtime
 			if c := rt.Container; c != nil {
-				r := runtimeView{Kind: "container", Source: c.Image, Digest: digestOf(c.PinnedImage())}
+				r := runtimeView{Kind: "container", Source: c.Image, Digest: c.Digest()}
 				var needs []string
 				if c.RequireNetwork {
 					needs = append(needs, "network")
@@ -156,25 +156,12 @@ func viewOf(ref string, cat *catalog.Catalog, sig string) catalogView {
 				}
 			}
 			if s := rt.Starlark; s != nil {
-				r := runtimeView{Kind: "starlark", Source: s.Source()}
-				if s.SHA256 != "" {
-					r.Digest = "sha256:" + s.SHA256
-				} else {
-					r.Digest = digestOf(s.Source())
-				}
-				fv.Runtimes = append(fv.Runtimes, r)
+				fv.Runtimes = append(fv.Runtimes, runtimeView{Kind: "starlark", Source: s.Source(), Digest: s.Digest()})
 			}
 			v.Functions = append(v.Functions, fv)
 		}
 	}
 	return v
-}
-
-func digestOf(ref string) string {
-	if _, d, ok := strings.Cut(ref, "@"); ok {
-		return d
-	}
-	return ""
 }
 
 func writeCatalogView(w io.Writer, v catalogView) error {
