@@ -89,15 +89,22 @@ func (c *Client) VerifySignatures(ctx context.Context, ref string, keys []sign.P
 // registered keys). Errors are left for registry failures: a bad signature is just not verified.
 func (c *Client) SignatureStatus(ctx context.Context, ref string, keys []sign.PublicKey) (SignatureStatus, error) {
 	_, sigs, err := c.Signatures(ctx, ref, keys)
-	switch {
-	case err != nil:
+	if err != nil {
 		return "", err
-	case len(sigs) == 0:
-		return StatusUnsigned, nil
-	case slices.ContainsFunc(sigs, func(s Signature) bool { return s.Verified }):
-		return StatusVerified, nil
 	}
-	return StatusSigned, nil
+	return Classify(sigs), nil
+}
+
+// Classify is the status signatures give their artifact: verified when a trusted key verified one
+// of them, signed when there are signatures but none verified, unsigned when there are none.
+func Classify(sigs []Signature) SignatureStatus {
+	switch {
+	case len(sigs) == 0:
+		return StatusUnsigned
+	case slices.ContainsFunc(sigs, func(s Signature) bool { return s.Verified }):
+		return StatusVerified
+	}
+	return StatusSigned
 }
 
 func (c *Client) verifySignatures(ctx context.Context, repo *remote.Repository, ref Reference, subject ocispec.Descriptor, keys []sign.PublicKey) (Signature, error) {

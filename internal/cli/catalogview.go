@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/resolver"
 )
 
@@ -113,13 +115,12 @@ func signatureStatus(ctx context.Context, oa *ociAdapter, ref string) string {
 	if err != nil {
 		return "unknown: " + err.Error()
 	}
-	if len(sigs) == 0 {
+	switch oci.Classify(sigs) {
+	case oci.StatusUnsigned:
 		return "unsigned"
-	}
-	for _, s := range sigs {
-		if s.Verified {
-			return fmt.Sprintf("verified (%s signature by key %s)", s.Format, s.Key)
-		}
+	case oci.StatusVerified:
+		s := sigs[slices.IndexFunc(sigs, func(s oci.Signature) bool { return s.Verified })]
+		return fmt.Sprintf("verified (%s signature by key %s)", s.Format, s.Key)
 	}
 	if len(a.Keys) == 0 {
 		return fmt.Sprintf("signed (%d signature(s); give --key to verify)", len(sigs))
