@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/krm-catalog/krm-catalog/internal/fntest"
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // corpus is the differential corpus: one kustomization per directory, each exercising kustomize
@@ -40,7 +41,8 @@ func TestBuildMatchesKustomize(t *testing.T) {
 			if strings.HasPrefix(c.Name(), "error-") != (want.code != 0) {
 				t.Fatalf("kustomize: %s", want)
 			}
-			withCatalogs := copyTree(t, dir)
+			withCatalogs := t.TempDir()
+			testenv.CopyTree(t, dir, withCatalogs)
 			addCatalogs(t, withCatalogs)
 			for _, d := range []string{dir, withCatalogs} {
 				got := run{}.krm(t, "build", d)
@@ -53,32 +55,6 @@ func TestBuildMatchesKustomize(t *testing.T) {
 			}
 		})
 	}
-}
-
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
 }
 
 // addCatalogs adds an unused catalogs field to the root kustomization of dir.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/krm-catalog/krm-catalog/internal/cli"
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // benchScripts are three in-process StarlarkRun steps (set a namespace, add a label, add an
@@ -108,8 +109,8 @@ func BenchmarkRenderVsFnRun(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		r, f := filepath.Join(b.TempDir(), "r"), filepath.Join(b.TempDir(), "f")
-		copyTree(b, src, r)
-		copyTree(b, src, f)
+		testenv.CopyTree(b, src, r)
+		testenv.CopyTree(b, src, f)
 		args := []string{"fn", "run", f, "--cache-dir", cache}
 		for _, c := range configs {
 			args = append(args, "--fn-config", filepath.Join(f, filepath.Base(c)))

@@ -24,6 +24,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn/container"
 	"github.com/krm-catalog/krm-catalog/internal/cli"
 	"github.com/krm-catalog/krm-catalog/internal/fntest"
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // The conformance cases are kpt's own end-to-end cases for `kpt fn render` (kptdev/kpt,
@@ -246,8 +247,8 @@ func runCase(t *testing.T, dir string) {
 	work := t.TempDir()
 	got := filepath.Join(work, "got")
 	want := filepath.Join(work, "want")
-	copyTree(t, pkg, got)
-	copyTree(t, pkg, want)
+	testenv.CopyTree(t, pkg, got)
+	testenv.CopyTree(t, pkg, want)
 
 	patch := "diff.patch"
 	wantExit := spec.ExitCode
@@ -298,42 +299,6 @@ func runCase(t *testing.T, dir string) {
 	wantFiles, gotFiles := readTree(t, want), readTree(t, got)
 	if d := cmp.Diff(wantFiles, gotFiles); d != "" {
 		t.Errorf("package after render (-kpt +krm-catalog):\n%s", d)
-	}
-}
-
-func copyTree(t testing.TB, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(from, p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(to, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(dst, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, dst)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		st, err := d.Info()
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, st.Mode().Perm())
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 

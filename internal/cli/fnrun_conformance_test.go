@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/internal/cli"
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // TestConformance runs the cases of fn/testdata/conformance through `krm-catalog fn run`, as a user
@@ -66,7 +67,7 @@ func runConformanceCase(t *testing.T, caseDir string) {
 	tmp := t.TempDir()
 	pkg := filepath.Join(tmp, "pkg")
 	if _, err := os.Stat(filepath.Join(caseDir, "package")); err == nil {
-		copyTree(t, filepath.Join(caseDir, "package"), pkg)
+		testenv.CopyTree(t, filepath.Join(caseDir, "package"), pkg)
 	} else if err := os.Mkdir(pkg, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func runConformanceCase(t *testing.T, caseDir string) {
 		// writes what the run did as the case's expectation, for review before it is committed
 		if _, err := os.Stat(filepath.Join(caseDir, "expected")); err == nil || !cmp.Equal(before, snapshot(t, pkg)) {
 			_ = os.RemoveAll(filepath.Join(caseDir, "expected"))
-			copyTree(t, pkg, filepath.Join(caseDir, "expected"))
+			testenv.CopyTree(t, pkg, filepath.Join(caseDir, "expected"))
 		}
 		if stdout.Len() > 0 {
 			_ = os.WriteFile(filepath.Join(caseDir, "stdout"), stdout.Bytes(), 0o644)
@@ -202,36 +203,6 @@ func snapshot(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		dst := filepath.Join(to, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(dst, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, dst)
-		default:
-			b, perm, err := readRegular(p, d)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(dst, b, perm)
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func readRegular(p string, d fs.DirEntry) ([]byte, fs.FileMode, error) {
