@@ -35,6 +35,9 @@ type Options struct {
 	// ConnectTimeout bounds opening one connection, when the URL does not set connect_timeout;
 	// 0 means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// SearchProbe is how many of a text's matches a filtered search reads once for all its counts
+	// (see countStatement); 0 means DefaultSearchProbe, and less than CountCap+1 means CountCap+1.
+	SearchProbe int
 }
 
 // Defaults of Options.
@@ -44,6 +47,9 @@ const (
 	DefaultReadTimeout    = 5 * time.Second
 	DefaultWriteTimeout   = 30 * time.Second
 	DefaultConnectTimeout = 3 * time.Second
+	// DefaultSearchProbe is four samples' worth of matches, so that a filter that one match in four
+	// passes (a runtime, a publisher, a tag that goes with the word) fills its sample from the probe.
+	DefaultSearchProbe = 4 * (CountCap + 1)
 )
 
 func (o Options) withDefaults() Options {
@@ -59,6 +65,10 @@ func (o Options) withDefaults() Options {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = DefaultWriteTimeout
 	}
+	if o.SearchProbe <= 0 {
+		o.SearchProbe = DefaultSearchProbe
+	}
+	o.SearchProbe = max(o.SearchProbe, CountCap+1)
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}

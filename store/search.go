@@ -113,7 +113,13 @@ func (b *searchSQL) arg(name string, v any) string {
 // runtime's share by the text's, took the two for rarer together than they are and read every
 // function of the runtime through the index, far more than the text index and the first rows give.
 func (b *searchSQL) conds(q SearchQuery, skip string, withText bool) []string {
-	c := []string{"cardinality(f.versions) > 0"}
+	return append([]string{"cardinality(f.versions) > 0"}, b.filters(q, skip, withText)...)
+}
+
+// filters returns the conditions of the query's filters on functions f, leaving out the filter of
+// the facet skip (see conds).
+func (b *searchSQL) filters(q SearchQuery, skip string, withText bool) []string {
+	var c []string
 	if len(q.Tags) > 0 && skip != "tag" {
 		c = append(c, "f.tags @> "+b.arg("tags", q.Tags)+"::text[]")
 	}
@@ -211,20 +217,19 @@ var facetNames = [...]string{countPublisher: "publisher", countTag: "tag", count
 // most CountCap+1 at a time, once per distinct set of conditions (the total applies every filter;
 // each facet every filter but its own). What a publish keeps is read instead where it is exact:
 // every function, or every function with one tag, publisher or runtime.
-func countStatement(q SearchQuery, t text) (string, []any) {
+//
+// A text search with filters reads its samples from one probe of the text's first probeRows
+// matches (Options.SearchProbe):
+// the planner takes a word and a tag for independent, so where they go together ("network" and
+// the tag "networking") it read the two through both indexes at once (a BitmapAnd of some 30,000
+// rows each) to find 501 rows that the first 2,000 rows of the table hold.
+func countStatement(q SearchQuery, t text, probeRows int) (string, []any) {
 	b := newSearchSQL()
 	var ctes, parts []string
 	samples := map[string]string{} // conditions -> the CTE that reads them
-	sample := func(conds []string) string {
-		key := strings.Join(conds, " AND ")
-		if name, ok := samples[key]; ok {
-			return name
-		}
-		name := "m" + strconv.Itoa(len(samples))
-		samples[key] = name
-		ctes = append(ctes, name+" AS MATERIALIZED (SELECT f.publisher, f.tags, f.runtimes FROM functions f WHERE "+key+
-			" LIMIT "+b.arg("sample", CountCap+1)+")")
-		return name
+	base := []string{"cardinality(f.versions) > 0"}
+	if t.tsquery != "" {
+		base = append(base, b.match(t))
 	}
 	filters := len(q.Tags)
 	if q.Publisher != "" {
@@ -233,22 +238,51 @@ func countStatement(q SearchQuery, t text) (string, []any) {
 	if q.Runtime != "" {
 		filters++
 	}
+	cte := func(name, body string) string {
+		ctes = append(ctes, name+" AS MATERIALIZED ("+body+")")
+		return name
+	}
+	const columns = "f.id, f.publisher, f.tags, f.runtimes"
+	limit := func() string { return " LIMIT " + b.arg("sample", CountCap+1) }
+	probe := ""
+	if t.tsquery != "" && filters > 0 {
+		probe = cte("probe", "SELECT "+columns+" FROM functions f WHERE "+strings.Join(base, " AND ")+
+			" LIMIT "+b.arg("probe", probeRows))
+	}
+	sample := func(filterConds []string) string {
+		key := strings.Join(filterConds, " AND ")
+		if name, ok := samples[key]; ok {
+			return name
+		}
+		name := "m" + strconv.Itoa(len(samples))
+		samples[key] = name
+		switch {
+		case probe == "":
+			return cte(name, "SELECT "+columns+" FROM functions f WHERE "+strings.Join(append(slices.Clone(base), filterConds...), " AND ")+limit())
+		case len(filterConds) == 0:
+			return cte(name, "SELECT * FROM "+probe+limit())
+		}
+		// The probe's rows that pass the filters, read only as far as the sample needs; and when
+		// the probe stopped at its limit before the sample was full, the rest of the matches
+		// through the planner's own plan.
+		return cte(name, "(SELECT * FROM "+probe+" f WHERE "+key+limit()+")\n  UNION ALL (SELECT "+columns+
+			" FROM functions f WHERE "+strings.Join(append(slices.Clone(base), filterConds...), " AND ")+
+			" AND (SELECT count(*) FROM "+probe+") = "+b.arg("probe", probeRows)+
+			" AND f.id NOT IN (SELECT id FROM "+probe+"))"+limit())
+	}
 	for part := countPublisher; part <= countTotal; part++ {
 		skip := ""
 		if part != countTotal {
 			skip = facetNames[part]
 		}
-		conds := b.conds(q, skip, t.tsquery != "")
-		if t.tsquery != "" {
-			conds = append(conds, b.match(t))
-		}
+		filterConds := b.filters(q, skip, t.tsquery != "")
 		// Without text, a part that applies no filter, or the total of one filter, is kept exact.
 		kept, keptValue := "", ""
 		switch {
 		case t.tsquery != "":
-		case len(conds) == 1 && part != countTotal:
+		case len(filterConds) == 0 && part != countTotal:
 			kept = facetNames[part]
-		case len(conds) == 1:
+		case len(filterConds) == 0:
 			kept = "publisher"
 		case part == countTotal && filters == 1:
 			kept, keptValue = keptFilter(q)
@@ -265,7 +299,7 @@ func countStatement(q SearchQuery, t text) (string, []any) {
 			}
 			continue
 		}
-		m := sample(conds)
+		m := sample(filterConds)
 		parts = append(parts, fmt.Sprintf("SELECT %d, NULL, count(*)::int FROM %s", part, m))
 		switch part {
 		case countPublisher:
@@ -407,7 +441,7 @@ func (s *Store) page(ctx context.Context, q SearchQuery, t text, rank, offset, l
 
 // count fills in the total and the facets.
 func (s *Store) count(ctx context.Context, q SearchQuery, t text, res *SearchResult) error {
-	sql, args := countStatement(q, t)
+	sql, args := countStatement(q, t, s.searchProbe)
 	rows, err := s.pool.Query(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
 	if err != nil {
 		return err

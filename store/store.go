@@ -51,6 +51,7 @@ type Store struct {
 	connConfig   *pgx.ConnConfig // for connections outside the pool (Subscribe)
 	writeTimeout string          // statement_timeout of write transactions, in milliseconds
 	now          func() time.Time
+	searchProbe  int // Options.SearchProbe
 }
 
 // Open connects to the database at url with the default Options. The schema must be migrated
@@ -73,7 +74,8 @@ func OpenWith(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s := &Store{pool: &boundedPool{Pool: pool, acquireTimeout: opts.AcquireTimeout}, connConfig: cfg.ConnConfig,
-		writeTimeout: strconv.FormatInt(opts.WriteTimeout.Milliseconds(), 10), now: time.Now}
+		writeTimeout: strconv.FormatInt(opts.WriteTimeout.Milliseconds(), 10), now: time.Now,
+		searchProbe: opts.SearchProbe}
 	if err := pool.Ping(ctx); err != nil { // the first connection: bounded by the connect timeout
 		pool.Close()
 		return nil, fmt.Errorf("open store: %w", err)

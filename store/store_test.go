@@ -583,7 +583,8 @@ func TestSearchTiers(t *testing.T) {
 func TestSearchCountsStopAtTheCap(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	url := storetest.NewDatabase(t)
+	s := openStoreAt(t, url)
 	mustToken(t, s, "example.com")
 	const catalogs = 3 // 600 functions
 	for c := range catalogs {
@@ -649,6 +650,39 @@ func TestSearchCountsStopAtTheCap(t *testing.T) {
 			}
 		})
 	}
+	// A filtered text search reads its counts from a probe of the text's matches, and reads on
+	// past it when the probe ends before a sample is full. The smallest probe takes that second
+	// path wherever the default one (larger than these 600 functions) takes the first: the
+	// results must not differ.
+	small, err := store.OpenWith(ctx, url, store.Options{SearchProbe: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(small.Close)
+	for _, q := range []store.SearchQuery{
+		{Text: "every", Tags: []string{"security"}},
+		{Text: "every", Runtime: "exec"},
+		{Text: "every", Publisher: "example.com"},
+		{Text: "every", Tags: []string{"security"}, Runtime: "container"},
+		{Text: "set", Tags: []string{"networking"}},
+		{Text: "secrets", Tags: []string{"security"}, Publisher: "example.com"},
+	} {
+		want, err := s.SearchFunctions(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := small.SearchFunctions(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%+v: the smallest probe changes the result (-default +smallest):\n%s", q, diff)
+		}
+		if q.Text == "every" && len(q.Tags) == 1 && q.Runtime == "" && (want.Total != 150 || want.TotalCapped) {
+			t.Errorf("%+v: total %d (capped %v), want 150", q, want.Total, want.TotalCapped)
+		}
+	}
+
 	// kept totals are exact beyond the cap
 	res, err := s.SearchFunctions(ctx, store.SearchQuery{})
 	if err != nil {
