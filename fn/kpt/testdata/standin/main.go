@@ -118,7 +118,10 @@ func setNamespace(rl *fn.ResourceList) error {
 var workloads = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true}
 
 func setLabels(rl *fn.ResourceList) error {
-	labels := configData(rl)
+	labels, err := labelsConfig(rl)
+	if err != nil {
+		return err
+	}
 	keys := sortedKeys(labels)
 	for _, it := range rl.Items {
 		paths := [][]string{{"metadata", "labels"}}
@@ -138,6 +141,34 @@ func setLabels(rl *fn.ResourceList) error {
 		}
 	}
 	return nil
+}
+
+// labelsConfig reads set-labels' config: a ConfigMap's data or a SetLabels' labels; anything else,
+// or none, is an error, as it is for the real function.
+func labelsConfig(rl *fn.ResourceList) (map[string]string, error) {
+	cfg := rl.FunctionConfig
+	switch {
+	case cfg == nil || cfg.IsNilOrEmpty():
+	case cfg.GetKind() == "ConfigMap":
+		return cfg.GetDataMap(), nil
+	case cfg.GetKind() == "SetLabels":
+		return stringMap(cfg, "labels")
+	}
+	return nil, fmt.Errorf("failed to configure function: `functionConfig` must be either a `ConfigMap` or `SetLabels`")
+}
+
+// stringMap reads a mapping field of strings.
+func stringMap(n *yaml.RNode, field string) (map[string]string, error) {
+	out := map[string]string{}
+	f := n.Field(field)
+	if f == nil {
+		return out, nil
+	}
+	err := f.Value.VisitFields(func(m *yaml.MapNode) error {
+		out[m.Key.YNode().Value] = m.Value.YNode().Value
+		return nil
+	})
+	return out, err
 }
 
 func setAnnotations(rl *fn.ResourceList) error {
