@@ -82,6 +82,7 @@ var functions = map[string]func(*fn.ResourceList) error{
 	"set-labels":      setLabels,
 	"set-annotations": setAnnotations,
 	"no-op":           func(*fn.ResourceList) error { return nil },
+	"drop-comments":   dropComments,
 }
 
 // clusterScoped are the kinds set-namespace leaves without a namespace.
@@ -191,4 +192,19 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// dropComments removes every comment from the resources, as the catalog's drop-comments does.
+func dropComments(rl *fn.ResourceList) error {
+	for _, it := range rl.Items {
+		clearComments(it.YNode())
+	}
+	return nil
+}
+
+func clearComments(n *yaml.Node) {
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+	for _, c := range n.Content {
+		clearComments(c)
+	}
 }
