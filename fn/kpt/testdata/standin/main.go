@@ -172,17 +172,48 @@ func stringMap(n *yaml.RNode, field string) (map[string]string, error) {
 	return out, err
 }
 
+// setAnnotations adds the config's annotations to every resource and to the pod templates of
+// workloads. Like the real function (which rebuilds the annotations through kustomize), it leaves
+// the values of the annotations a resource already had unquoted where they stay strings.
 func setAnnotations(rl *fn.ResourceList) error {
 	anns := configData(rl)
 	keys := sortedKeys(anns)
 	for _, it := range rl.Items {
-		for _, k := range keys {
-			if err := it.PipeE(yaml.SetAnnotation(k, anns[k])); err != nil {
+		if existing := it.Field("metadata").Value.Field("annotations"); existing != nil {
+			unquote(existing.Value)
+		}
+		paths := [][]string{{"metadata", "annotations"}}
+		if workloads[it.GetKind()] {
+			paths = append(paths, []string{"spec", "template", "metadata", "annotations"})
+		}
+		for _, p := range paths {
+			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
+			if err != nil {
 				return err
+			}
+			for _, k := range keys {
+				if err := m.PipeE(yaml.SetField(k, yaml.NewStringRNode(anns[k]))); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// unquote drops the quotes of a mapping's string values that read as strings without them.
+func unquote(m *yaml.RNode) {
+	c := m.YNode().Content
+	for i := 1; i < len(c); i += 2 {
+		v := c[i]
+		if v.Kind != yaml.ScalarNode || v.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) == 0 {
+			continue
+		}
+		plain := &yaml.Node{Kind: yaml.ScalarNode, Value: v.Value}
+		if plain.ShortTag() == yaml.NodeTagString && !strings.ContainsAny(v.Value, ":#\n") {
+			v.Style = 0
+		}
+	}
 }
 
 func sortedKeys(m map[string]string) []string {
