@@ -116,8 +116,8 @@ func testMain(m *testing.M) int {
 }
 
 // standinImage builds (once per test binary) a FROM scratch image named image whose entrypoint runs
-// the stand-in for the function the image's last path element names; with the shim there is none
-// to build.
+// the stand-in for the function the image's last path element names, told the image's tag; with the
+// shim there is none to build.
 func standinImage(t *testing.T, image string) {
 	t.Helper()
 	if standin.shim {
@@ -141,7 +141,10 @@ func buildImage(engine, image string) error {
 	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
 		repo = repo[:i]
 	}
-	name := path.Base(repo)
+	name, tag := path.Base(repo), ""
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		tag = image[i+1:]
+	}
 	dir, err := os.MkdirTemp("", "krm-catalog-kpt-image-*")
 	if err != nil {
 		return err
@@ -154,7 +157,7 @@ func buildImage(engine, image string) error {
 	files := map[string]string{
 		"standin":    string(bin),
 		"passwd":     "root:x:0:0:root:/:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n",
-		"Dockerfile": fmt.Sprintf("FROM scratch\nCOPY passwd /etc/passwd\nCOPY standin /standin\nUSER nobody\nENTRYPOINT [\"/standin\", %q]\n", name),
+		"Dockerfile": fmt.Sprintf("FROM scratch\nCOPY passwd /etc/passwd\nCOPY standin /standin\nUSER nobody\nENTRYPOINT [\"/standin\", %q, %q]\n", name, tag),
 	}
 	for n, c := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(c), 0o755); err != nil {

@@ -28,10 +28,14 @@ func main() {
 		return
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: standin FUNCTION")
+		fmt.Fprintln(os.Stderr, "usage: standin FUNCTION [TAG]")
 		os.Exit(2)
 	}
-	run(os.Args[1])
+	tag := ""
+	if len(os.Args) > 2 {
+		tag = os.Args[2]
+	}
+	run(os.Args[1], tag)
 }
 
 // engine is the docker shim: run's last argument is the image; anything else succeeds doing nothing.
@@ -43,13 +47,16 @@ func engine(args []string) {
 	if i := strings.LastIndex(repo, "@"); i >= 0 {
 		repo = repo[:i]
 	}
+	tag := ""
 	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
+		repo, tag = repo[:i], repo[i+1:]
 	}
-	run(path.Base(repo))
+	run(path.Base(repo), tag)
 }
 
-func run(name string) {
+// run runs the stand-in for a function; tag is the image's tag, for the functions whose behaviour
+// changed between the versions the cases name.
+func run(name, tag string) {
 	data, err := io.ReadAll(os.Stdin)
 	if err != nil {
 		fail(err)
@@ -62,7 +69,7 @@ func run(name string) {
 	if !ok {
 		fail(fmt.Errorf("no stand-in named %q", name))
 	}
-	if err := f(rl); err != nil {
+	if err := f(rl, tag); err != nil {
 		fail(err)
 	}
 	out, err := rl.Encode(format)
@@ -77,13 +84,19 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-var functions = map[string]func(*fn.ResourceList) error{
+var functions = map[string]func(rl *fn.ResourceList, tag string) error{
 	"set-namespace":   setNamespace,
 	"set-labels":      setLabels,
 	"set-annotations": setAnnotations,
-	"no-op":           func(*fn.ResourceList) error { return nil },
+	"no-op":           func(*fn.ResourceList, string) error { return nil },
 	"drop-comments":   dropComments,
 }
+
+// latest is the tag of the catalog's current functions, which the newest cases name: set-namespace
+// leaves the Kptfile alone, set-labels creates only the selector of a workload (and sets the
+// template's and a Service's selector where they exist). The pinned versions the older cases name
+// write the Kptfile and create the pod template's labels.
+const latest = "latest"
 
 // clusterScoped are the kinds set-namespace leaves without a namespace.
 var clusterScoped = map[string]bool{
@@ -98,13 +111,13 @@ func configData(rl *fn.ResourceList) map[string]string {
 	return rl.FunctionConfig.GetDataMap()
 }
 
-func setNamespace(rl *fn.ResourceList) error {
+func setNamespace(rl *fn.ResourceList, tag string) error {
 	ns := configData(rl)["namespace"]
 	if ns == "" {
 		return fmt.Errorf("functionConfig: data.namespace is required")
 	}
 	for _, it := range rl.Items {
-		if clusterScoped[it.GetKind()] {
+		if clusterScoped[it.GetKind()] || tag == latest && it.GetKind() == "Kptfile" {
 			continue
 		}
 		if err := it.PipeE(yaml.SetK8sNamespace(ns)); err != nil {
@@ -118,7 +131,7 @@ func setNamespace(rl *fn.ResourceList) error {
 // commonLabels field specs do.
 var workloads = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true}
 
-func setLabels(rl *fn.ResourceList) error {
+func setLabels(rl *fn.ResourceList, tag string) error {
 	labels, err := labelsConfig(rl)
 	if err != nil {
 		return err
@@ -126,8 +139,18 @@ func setLabels(rl *fn.ResourceList) error {
 	keys := sortedKeys(labels)
 	for _, it := range rl.Items {
 		paths := [][]string{{"metadata", "labels"}}
-		if workloads[it.GetKind()] {
+		switch {
+		case workloads[it.GetKind()] && tag != latest:
 			paths = append(paths, []string{"spec", "selector", "matchLabels"}, []string{"spec", "template", "metadata", "labels"})
+		case workloads[it.GetKind()]:
+			paths = append(paths, []string{"spec", "selector", "matchLabels"})
+			if it.Field("spec") != nil && it.Field("spec").Value.Field("template") != nil {
+				paths = append(paths, []string{"spec", "template", "metadata", "labels"})
+			}
+		case it.GetKind() == "Service" && tag == latest:
+			if it.Field("spec") != nil && it.Field("spec").Value.Field("selector") != nil {
+				paths = append(paths, []string{"spec", "selector"})
+			}
 		}
 		for _, p := range paths {
 			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
@@ -175,7 +198,7 @@ func stringMap(n *yaml.RNode, field string) (map[string]string, error) {
 // setAnnotations adds the config's annotations to every resource and to the pod templates of
 // workloads. Like the real function (which rebuilds the annotations through kustomize), it leaves
 // the values of the annotations a resource already had unquoted where they stay strings.
-func setAnnotations(rl *fn.ResourceList) error {
+func setAnnotations(rl *fn.ResourceList, _ string) error {
 	anns := configData(rl)
 	keys := sortedKeys(anns)
 	for _, it := range rl.Items {
@@ -226,7 +249,7 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // dropComments removes every comment from the resources, as the catalog's drop-comments does.
-func dropComments(rl *fn.ResourceList) error {
+func dropComments(rl *fn.ResourceList, _ string) error {
 	for _, it := range rl.Items {
 		clearComments(it.YNode())
 	}
