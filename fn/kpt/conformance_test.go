@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/container"
 	"github.com/krm-catalog/krm-catalog/internal/cli"
 	"github.com/krm-catalog/krm-catalog/internal/fntest"
@@ -52,6 +53,9 @@ type caseSpec struct {
 	StdoutFile string `yaml:"stdoutFile"`
 	// StderrContains is a part of krm-catalog's message that a failing case must print.
 	StderrContains string `yaml:"stderrContains"`
+	// Results are results kpt's .expected/results.yaml lists, as they must appear (message and
+	// severity, in order) in the results krm-catalog writes with --results-dir.
+	Results []fn.Result `yaml:"results"`
 	// Difference, when set, says how and why krm-catalog departs from kpt here; the case then
 	// checks krm-catalog's own behaviour (OurExitCode, and files left unchanged unless OurPatch).
 	Difference  string `yaml:"difference"`
@@ -280,6 +284,10 @@ func runCase(t *testing.T, dir string) {
 	if spec.AllowExec {
 		args = append(args, "--allow-exec")
 	}
+	resultsDir := filepath.Join(work, "results")
+	if len(spec.Results) > 0 {
+		args = append(args, "--results-dir", resultsDir)
+	}
 	args = append(args, spec.Args...)
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
@@ -299,9 +307,39 @@ func runCase(t *testing.T, dir string) {
 			t.Errorf("stdout (-kpt +krm-catalog):\n%s", d)
 		}
 	}
+	if len(spec.Results) > 0 {
+		checkResults(t, filepath.Join(resultsDir, "results.yaml"), spec.Results)
+	}
 	wantFiles, gotFiles := readTree(t, want), readTree(t, got)
 	if d := cmp.Diff(wantFiles, gotFiles); d != "" {
 		t.Errorf("package after render (-kpt +krm-catalog):\n%s", d)
+	}
+}
+
+// checkResults compares the message and severity of every result of every function in a results
+// file with want.
+func checkResults(t *testing.T, file string, want []fn.Result) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Items []struct {
+			Results []fn.Result `yaml:"results"`
+		} `yaml:"items"`
+	}
+	if err := yaml.Unmarshal(data, &list); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	var got []fn.Result
+	for _, it := range list.Items {
+		for _, r := range it.Results {
+			got = append(got, fn.Result{Message: r.Message, Severity: r.Severity})
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("results (-kpt +krm-catalog):\n%s", d)
 	}
 }
 

@@ -77,6 +77,13 @@ func run(name, tag string) {
 		fail(err)
 	}
 	os.Stdout.Write(out)
+	// a function that reports an error result fails, as the catalog's validators do
+	for _, r := range rl.Results {
+		if r.IsError() {
+			fmt.Fprintln(os.Stderr, "function failure")
+			os.Exit(1)
+		}
+	}
 }
 
 func fail(err error) {
@@ -90,6 +97,8 @@ var functions = map[string]func(rl *fn.ResourceList, tag string) error{
 	"set-annotations": setAnnotations,
 	"no-op":           func(*fn.ResourceList, string) error { return nil },
 	"drop-comments":   dropComments,
+	"gatekeeper":      gatekeeper,
+	"kubeconform":     kubeconform,
 }
 
 // latest is the tag of the catalog's current functions, which the newest cases name: set-namespace
@@ -261,4 +270,83 @@ func clearComments(n *yaml.Node) {
 	for _, c := range n.Content {
 		clearComments(c)
 	}
+}
+
+// gatekeeper stands in for the catalog's gatekeeper validator for the one kind of constraint the
+// cases use, K8sConfigMapKeysRulesV1 (keys a ConfigMap must not have), evaluated directly rather
+// than through its rego: one result per constraint a ConfigMap violates, its severity from the
+// constraint's enforcementAction (warn, dryrun, or an error).
+func gatekeeper(rl *fn.ResourceList, _ string) error {
+	for _, c := range rl.Items {
+		if c.GetKind() != "K8sConfigMapKeysRulesV1" {
+			continue
+		}
+		banned, err := c.Pipe(yaml.Lookup("spec", "parameters", "keys"))
+		if err != nil || banned == nil {
+			continue
+		}
+		severity := fn.SeverityError
+		if a, _ := c.Pipe(yaml.Lookup("spec", "enforcementAction")); a != nil {
+			switch yaml.GetValue(a) {
+			case "warn":
+				severity = fn.SeverityWarning
+			case "dryrun":
+				severity = fn.SeverityInfo
+			}
+		}
+		for _, cm := range rl.Items {
+			if cm.GetKind() != "ConfigMap" {
+				continue
+			}
+			data := cm.GetDataMap()
+			var used []string
+			for _, k := range banned.YNode().Content {
+				if _, ok := data[k.Value]; ok {
+					used = append(used, fmt.Sprintf("%q", k.Value))
+				}
+			}
+			if len(used) == 0 {
+				continue
+			}
+			r := fn.Result{
+				Message:     fmt.Sprintf("The following banned keys are being used in the ConfigMap: {%s}\nviolatedConstraint: %s", strings.Join(used, ", "), c.GetName()),
+				Severity:    severity,
+				ResourceRef: &fn.ResourceRef{APIVersion: cm.GetApiVersion(), Kind: cm.GetKind(), Name: cm.GetName(), Namespace: cm.GetNamespace()},
+			}
+			rl.Results = append(rl.Results, r)
+		}
+	}
+	return nil
+}
+
+// kubeconform stands in for the catalog's kubeconform validator for what the cases check of a
+// Deployment: the required selector and template, and an integer (or null) replicas.
+func kubeconform(rl *fn.ResourceList, _ string) error {
+	for _, it := range rl.Items {
+		if it.GetKind() != "Deployment" {
+			continue
+		}
+		ref := &fn.ResourceRef{APIVersion: it.GetApiVersion(), Kind: it.GetKind(), Name: it.GetName(), Namespace: it.GetNamespace()}
+		spec, _ := it.Pipe(yaml.Lookup("spec"))
+		var missing []string
+		for _, f := range []string{"selector", "template"} {
+			if spec == nil || spec.Field(f) == nil {
+				missing = append(missing, "'"+f+"'")
+			}
+		}
+		if len(missing) > 0 {
+			rl.Results = append(rl.Results, fn.Result{Message: "missing properties " + strings.Join(missing, ", "),
+				Severity: fn.SeverityError, ResourceRef: ref, Field: &fn.Field{Path: "spec"}})
+		}
+		if spec == nil {
+			continue
+		}
+		if r := spec.Field("replicas"); r != nil {
+			if tag := r.Value.YNode().ShortTag(); tag != yaml.NodeTagInt && tag != yaml.NodeTagNull {
+				rl.Results = append(rl.Results, fn.Result{Message: "got string, want null or integer",
+					Severity: fn.SeverityError, ResourceRef: ref, Field: &fn.Field{Path: "spec.replicas"}})
+			}
+		}
+	}
+	return nil
 }
