@@ -58,9 +58,10 @@ type caseSpec struct {
 	Results []fn.Result `yaml:"results"`
 	// Difference, when set, says how and why krm-catalog departs from kpt here; the case then
 	// checks krm-catalog's own behaviour (OurExitCode, and files left unchanged unless OurPatch).
-	Difference  string `yaml:"difference"`
-	OurExitCode *int   `yaml:"ourExitCode"`
-	OurPatch    string `yaml:"ourPatch"`
+	Difference    string `yaml:"difference"`
+	OurExitCode   *int   `yaml:"ourExitCode"`
+	OurPatch      string `yaml:"ourPatch"`
+	OurStdoutFile string `yaml:"ourStdoutFile"`
 }
 
 var standin struct {
@@ -262,6 +263,9 @@ func runCase(t *testing.T, dir string) {
 	if spec.Difference != "" {
 		t.Logf("documented difference from kpt: %s", spec.Difference)
 		patch = spec.OurPatch
+		if spec.OurStdoutFile != "" {
+			spec.StdoutFile = spec.OurStdoutFile
+		}
 		if spec.OurExitCode != nil {
 			wantExit = *spec.OurExitCode
 		}
