@@ -36,7 +36,8 @@ import (
 //   - diff.patch: the case's .expected/diff.patch (renamed the same way): what `git diff` shows
 //     after kpt rendered the package;
 //   - case.yaml: the case's .expected/config.yaml fields that matter here (exitCode, allowExec,
-//     args) and, for a documented difference, what krm-catalog does instead and why.
+//     args), the results of its .expected/results.yaml or renderStatus where a case is about them,
+//     and, for a documented difference, what krm-catalog does instead and why.
 //
 // Each case renders a copy of pkg/ with `krm-catalog fn render` and compares every file with pkg/
 // patched by diff.patch, byte for byte; a Kptfile's status (kpt's renderStatus, which krm-catalog
