@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/container"
 	"github.com/krm-catalog/krm-catalog/internal/cli"
 	"github.com/krm-catalog/krm-catalog/internal/fntest"
@@ -35,7 +36,8 @@ import (
 //   - diff.patch: the case's .expected/diff.patch (renamed the same way): what `git diff` shows
 //     after kpt rendered the package;
 //   - case.yaml: the case's .expected/config.yaml fields that matter here (exitCode, allowExec,
-//     args) and, for a documented difference, what krm-catalog does instead and why.
+//     args), the results of its .expected/results.yaml or renderStatus where a case is about them,
+//     and, for a documented difference, what krm-catalog does instead and why.
 //
 // Each case renders a copy of pkg/ with `krm-catalog fn render` and compares every file with pkg/
 // patched by diff.patch, byte for byte; a Kptfile's status (kpt's renderStatus, which krm-catalog
@@ -52,11 +54,15 @@ type caseSpec struct {
 	StdoutFile string `yaml:"stdoutFile"`
 	// StderrContains is a part of krm-catalog's message that a failing case must print.
 	StderrContains string `yaml:"stderrContains"`
+	// Results are results kpt's .expected/results.yaml lists, as they must appear (message and
+	// severity, in order) in the results krm-catalog writes with --results-dir.
+	Results []fn.Result `yaml:"results"`
 	// Difference, when set, says how and why krm-catalog departs from kpt here; the case then
 	// checks krm-catalog's own behaviour (OurExitCode, and files left unchanged unless OurPatch).
-	Difference  string `yaml:"difference"`
-	OurExitCode *int   `yaml:"ourExitCode"`
-	OurPatch    string `yaml:"ourPatch"`
+	Difference    string `yaml:"difference"`
+	OurExitCode   *int   `yaml:"ourExitCode"`
+	OurPatch      string `yaml:"ourPatch"`
+	OurStdoutFile string `yaml:"ourStdoutFile"`
 }
 
 var standin struct {
@@ -116,8 +122,8 @@ func testMain(m *testing.M) int {
 }
 
 // standinImage builds (once per test binary) a FROM scratch image named image whose entrypoint runs
-// the stand-in for the function the image's last path element names; with the shim there is none
-// to build.
+// the stand-in for the function the image's last path element names, told the image's tag; with the
+// shim there is none to build.
 func standinImage(t *testing.T, image string) {
 	t.Helper()
 	if standin.shim {
@@ -141,7 +147,10 @@ func buildImage(engine, image string) error {
 	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
 		repo = repo[:i]
 	}
-	name := path.Base(repo)
+	name, tag := path.Base(repo), ""
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		tag = image[i+1:]
+	}
 	dir, err := os.MkdirTemp("", "krm-catalog-kpt-image-*")
 	if err != nil {
 		return err
@@ -154,7 +163,7 @@ func buildImage(engine, image string) error {
 	files := map[string]string{
 		"standin":    string(bin),
 		"passwd":     "root:x:0:0:root:/:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n",
-		"Dockerfile": fmt.Sprintf("FROM scratch\nCOPY passwd /etc/passwd\nCOPY standin /standin\nUSER nobody\nENTRYPOINT [\"/standin\", %q]\n", name),
+		"Dockerfile": fmt.Sprintf("FROM scratch\nCOPY passwd /etc/passwd\nCOPY standin /standin\nUSER nobody\nENTRYPOINT [\"/standin\", %q, %q]\n", name, tag),
 	}
 	for n, c := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(c), 0o755); err != nil {
@@ -255,6 +264,9 @@ func runCase(t *testing.T, dir string) {
 	if spec.Difference != "" {
 		t.Logf("documented difference from kpt: %s", spec.Difference)
 		patch = spec.OurPatch
+		if spec.OurStdoutFile != "" {
+			spec.StdoutFile = spec.OurStdoutFile
+		}
 		if spec.OurExitCode != nil {
 			wantExit = *spec.OurExitCode
 		}
@@ -277,6 +289,10 @@ func runCase(t *testing.T, dir string) {
 	if spec.AllowExec {
 		args = append(args, "--allow-exec")
 	}
+	resultsDir := filepath.Join(work, "results")
+	if len(spec.Results) > 0 {
+		args = append(args, "--results-dir", resultsDir)
+	}
 	args = append(args, spec.Args...)
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
@@ -296,9 +312,39 @@ func runCase(t *testing.T, dir string) {
 			t.Errorf("stdout (-kpt +krm-catalog):\n%s", d)
 		}
 	}
+	if len(spec.Results) > 0 {
+		checkResults(t, filepath.Join(resultsDir, "results.yaml"), spec.Results)
+	}
 	wantFiles, gotFiles := readTree(t, want), readTree(t, got)
 	if d := cmp.Diff(wantFiles, gotFiles); d != "" {
 		t.Errorf("package after render (-kpt +krm-catalog):\n%s", d)
+	}
+}
+
+// checkResults compares the message and severity of every result of every function in a results
+// file with want.
+func checkResults(t *testing.T, file string, want []fn.Result) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Items []struct {
+			Results []fn.Result `yaml:"results"`
+		} `yaml:"items"`
+	}
+	if err := yaml.Unmarshal(data, &list); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	var got []fn.Result
+	for _, it := range list.Items {
+		for _, r := range it.Results {
+			got = append(got, fn.Result{Message: r.Message, Severity: r.Severity})
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("results (-kpt +krm-catalog):\n%s", d)
 	}
 }
 

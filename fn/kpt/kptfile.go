@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -88,6 +89,15 @@ func (f Function) Label() string {
 // would change the package in a way nobody asked for.
 var stepFields = []string{"name", "image", "exec", "configPath", "configMap", "selectors", "exclude"}
 
+// pipelineFields and selectorFields are the fields of a kpt.dev/v1 pipeline and selector; any other
+// is an error for the same reason. A selector field render ignored (an old kpt's packagePath, say)
+// would leave a selector that matches every resource; a pipeline list it ignored (a proposed
+// early-mutators) would silently not run.
+var (
+	pipelineFields = []string{"mutators", "validators"}
+	selectorFields = []string{"apiVersion", "kind", "name", "namespace", "labels", "annotations"}
+)
+
 // ParseKptfile reads a Kptfile. Only apiVersion kpt.dev/v1 is read, as kpt reads it.
 func ParseKptfile(data []byte) (*Kptfile, error) {
 	var doc yaml.Node
@@ -121,13 +131,16 @@ func ParseKptfile(data []byte) (*Kptfile, error) {
 	if err := head.Pipeline.Decode(&kf.Pipeline); err != nil {
 		return nil, fmt.Errorf("%w: pipeline: %v", ErrInvalidKptfile, err)
 	}
-	for _, list := range []string{"mutators", "validators"} {
+	if err := checkFields(&head.Pipeline, "the pipeline", pipelineFields); err != nil {
+		return nil, fmt.Errorf("%w: pipeline: %v", ErrInvalidKptfile, err)
+	}
+	for _, list := range pipelineFields {
 		steps := yaml.NewRNode(&head.Pipeline).Field(list)
 		if steps == nil {
 			continue
 		}
 		for i, s := range steps.Value.YNode().Content {
-			if err := checkStepFields(s); err != nil {
+			if err := checkStep(s); err != nil {
 				return nil, fmt.Errorf("%w: pipeline.%s[%d]: %v", ErrInvalidKptfile, list, i, err)
 			}
 		}
@@ -145,24 +158,41 @@ func ParseKptfile(data []byte) (*Kptfile, error) {
 	return kf, nil
 }
 
-func checkStepFields(n *yaml.Node) error {
+// checkStep checks that a step, and each of its selectors and exclusions, has only known fields.
+func checkStep(n *yaml.Node) error {
+	if err := checkFields(n, "a step", stepFields); err != nil {
+		return err
+	}
+	for _, list := range []string{"selectors", "exclude"} {
+		sel := yaml.NewRNode(n).Field(list)
+		if sel == nil || sel.Value.YNode().Kind != yaml.SequenceNode {
+			continue
+		}
+		for i, s := range sel.Value.YNode().Content {
+			if err := checkFields(s, "a selector", selectorFields); err != nil {
+				return fmt.Errorf("%s[%d]: %v", list, i, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkFields reports the keys of a mapping that are not among known; what names the mapping for
+// the message.
+func checkFields(n *yaml.Node, what string, known []string) error {
 	if n.Kind != yaml.MappingNode {
-		return errors.New("a step is a mapping")
+		return fmt.Errorf("%s is a mapping", what)
 	}
 	var unknown []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i].Value
-		known := false
-		for _, f := range stepFields {
-			known = known || f == k
-		}
-		if !known {
+		if !slices.Contains(known, k) {
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return fmt.Errorf("field(s) %s not supported (a step has %s)", strings.Join(unknown, ", "), strings.Join(stepFields, ", "))
+		return fmt.Errorf("field(s) %s not supported (%s has %s)", strings.Join(unknown, ", "), what, strings.Join(known, ", "))
 	}
 	return nil
 }

@@ -525,10 +525,18 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 		input = append(out, rest...)
 	}
 	for i, s := range n.validators {
-		seen, _ := n.kf.Pipeline.Validators[i].partition(input)
-		copies := make([]*yaml.RNode, len(seen))
-		for j, it := range seen {
-			copies[j] = it.Copy()
+		f := n.kf.Pipeline.Validators[i]
+		seen, _ := f.partition(input)
+		// a validator checks the package's resources, not its own functionConfig (as kpt)
+		own := ""
+		if f.ConfigPath != "" {
+			own = path.Clean(f.ConfigPath)
+		}
+		copies := make([]*yaml.RNode, 0, len(seen))
+		for _, it := range seen {
+			if own == "" || itemPath(it) != own {
+				copies = append(copies, it.Copy())
+			}
 		}
 		_, runs, err := fn.Run(ctx, []fn.Step{s}, copies)
 		res.Runs = append(res.Runs, runs...)

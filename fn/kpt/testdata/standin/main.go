@@ -28,10 +28,14 @@ func main() {
 		return
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: standin FUNCTION")
+		fmt.Fprintln(os.Stderr, "usage: standin FUNCTION [TAG]")
 		os.Exit(2)
 	}
-	run(os.Args[1])
+	tag := ""
+	if len(os.Args) > 2 {
+		tag = os.Args[2]
+	}
+	run(os.Args[1], tag)
 }
 
 // engine is the docker shim: run's last argument is the image; anything else succeeds doing nothing.
@@ -43,13 +47,16 @@ func engine(args []string) {
 	if i := strings.LastIndex(repo, "@"); i >= 0 {
 		repo = repo[:i]
 	}
+	tag := ""
 	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
+		repo, tag = repo[:i], repo[i+1:]
 	}
-	run(path.Base(repo))
+	run(path.Base(repo), tag)
 }
 
-func run(name string) {
+// run runs the stand-in for a function; tag is the image's tag, for the functions whose behaviour
+// changed between the versions the cases name.
+func run(name, tag string) {
 	data, err := io.ReadAll(os.Stdin)
 	if err != nil {
 		fail(err)
@@ -62,7 +69,7 @@ func run(name string) {
 	if !ok {
 		fail(fmt.Errorf("no stand-in named %q", name))
 	}
-	if err := f(rl); err != nil {
+	if err := f(rl, tag); err != nil {
 		fail(err)
 	}
 	out, err := rl.Encode(format)
@@ -70,6 +77,13 @@ func run(name string) {
 		fail(err)
 	}
 	os.Stdout.Write(out)
+	// a function that reports an error result fails, as the catalog's validators do
+	for _, r := range rl.Results {
+		if r.IsError() {
+			fmt.Fprintln(os.Stderr, "function failure")
+			os.Exit(1)
+		}
+	}
 }
 
 func fail(err error) {
@@ -77,12 +91,21 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-var functions = map[string]func(*fn.ResourceList) error{
+var functions = map[string]func(rl *fn.ResourceList, tag string) error{
 	"set-namespace":   setNamespace,
 	"set-labels":      setLabels,
 	"set-annotations": setAnnotations,
-	"no-op":           func(*fn.ResourceList) error { return nil },
+	"no-op":           func(*fn.ResourceList, string) error { return nil },
+	"drop-comments":   dropComments,
+	"gatekeeper":      gatekeeper,
+	"kubeconform":     kubeconform,
 }
+
+// latest is the tag of the catalog's current functions, which the newest cases name: set-namespace
+// leaves the Kptfile alone, set-labels creates only the selector of a workload (and sets the
+// template's and a Service's selector where they exist). The pinned versions the older cases name
+// write the Kptfile and create the pod template's labels.
+const latest = "latest"
 
 // clusterScoped are the kinds set-namespace leaves without a namespace.
 var clusterScoped = map[string]bool{
@@ -97,13 +120,13 @@ func configData(rl *fn.ResourceList) map[string]string {
 	return rl.FunctionConfig.GetDataMap()
 }
 
-func setNamespace(rl *fn.ResourceList) error {
+func setNamespace(rl *fn.ResourceList, tag string) error {
 	ns := configData(rl)["namespace"]
 	if ns == "" {
 		return fmt.Errorf("functionConfig: data.namespace is required")
 	}
 	for _, it := range rl.Items {
-		if clusterScoped[it.GetKind()] {
+		if clusterScoped[it.GetKind()] || tag == latest && it.GetKind() == "Kptfile" {
 			continue
 		}
 		if err := it.PipeE(yaml.SetK8sNamespace(ns)); err != nil {
@@ -117,13 +140,26 @@ func setNamespace(rl *fn.ResourceList) error {
 // commonLabels field specs do.
 var workloads = map[string]bool{"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true}
 
-func setLabels(rl *fn.ResourceList) error {
-	labels := configData(rl)
+func setLabels(rl *fn.ResourceList, tag string) error {
+	labels, err := labelsConfig(rl)
+	if err != nil {
+		return err
+	}
 	keys := sortedKeys(labels)
 	for _, it := range rl.Items {
 		paths := [][]string{{"metadata", "labels"}}
-		if workloads[it.GetKind()] {
+		switch {
+		case workloads[it.GetKind()] && tag != latest:
 			paths = append(paths, []string{"spec", "selector", "matchLabels"}, []string{"spec", "template", "metadata", "labels"})
+		case workloads[it.GetKind()]:
+			paths = append(paths, []string{"spec", "selector", "matchLabels"})
+			if it.Field("spec") != nil && it.Field("spec").Value.Field("template") != nil {
+				paths = append(paths, []string{"spec", "template", "metadata", "labels"})
+			}
+		case it.GetKind() == "Service" && tag == latest:
+			if it.Field("spec") != nil && it.Field("spec").Value.Field("selector") != nil {
+				paths = append(paths, []string{"spec", "selector"})
+			}
 		}
 		for _, p := range paths {
 			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
@@ -140,17 +176,76 @@ func setLabels(rl *fn.ResourceList) error {
 	return nil
 }
 
-func setAnnotations(rl *fn.ResourceList) error {
+// labelsConfig reads set-labels' config: a ConfigMap's data or a SetLabels' labels; anything else,
+// or none, is an error, as it is for the real function.
+func labelsConfig(rl *fn.ResourceList) (map[string]string, error) {
+	cfg := rl.FunctionConfig
+	switch {
+	case cfg == nil || cfg.IsNilOrEmpty():
+	case cfg.GetKind() == "ConfigMap":
+		return cfg.GetDataMap(), nil
+	case cfg.GetKind() == "SetLabels":
+		return stringMap(cfg, "labels")
+	}
+	return nil, fmt.Errorf("failed to configure function: `functionConfig` must be either a `ConfigMap` or `SetLabels`")
+}
+
+// stringMap reads a mapping field of strings.
+func stringMap(n *yaml.RNode, field string) (map[string]string, error) {
+	out := map[string]string{}
+	f := n.Field(field)
+	if f == nil {
+		return out, nil
+	}
+	err := f.Value.VisitFields(func(m *yaml.MapNode) error {
+		out[m.Key.YNode().Value] = m.Value.YNode().Value
+		return nil
+	})
+	return out, err
+}
+
+// setAnnotations adds the config's annotations to every resource and to the pod templates of
+// workloads. Like the real function (which rebuilds the annotations through kustomize), it leaves
+// the values of the annotations a resource already had unquoted where they stay strings.
+func setAnnotations(rl *fn.ResourceList, _ string) error {
 	anns := configData(rl)
 	keys := sortedKeys(anns)
 	for _, it := range rl.Items {
-		for _, k := range keys {
-			if err := it.PipeE(yaml.SetAnnotation(k, anns[k])); err != nil {
+		if existing := it.Field("metadata").Value.Field("annotations"); existing != nil {
+			unquote(existing.Value)
+		}
+		paths := [][]string{{"metadata", "annotations"}}
+		if workloads[it.GetKind()] {
+			paths = append(paths, []string{"spec", "template", "metadata", "annotations"})
+		}
+		for _, p := range paths {
+			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
+			if err != nil {
 				return err
+			}
+			for _, k := range keys {
+				if err := m.PipeE(yaml.SetField(k, yaml.NewStringRNode(anns[k]))); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// unquote drops the quotes of a mapping's string values that read as strings without them.
+func unquote(m *yaml.RNode) {
+	c := m.YNode().Content
+	for i := 1; i < len(c); i += 2 {
+		v := c[i]
+		if v.Kind != yaml.ScalarNode || v.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) == 0 {
+			continue
+		}
+		plain := &yaml.Node{Kind: yaml.ScalarNode, Value: v.Value}
+		if plain.ShortTag() == yaml.NodeTagString && !strings.ContainsAny(v.Value, ":#\n") {
+			v.Style = 0
+		}
+	}
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -160,4 +255,98 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// dropComments removes every comment from the resources, as the catalog's drop-comments does.
+func dropComments(rl *fn.ResourceList, _ string) error {
+	for _, it := range rl.Items {
+		clearComments(it.YNode())
+	}
+	return nil
+}
+
+func clearComments(n *yaml.Node) {
+	n.HeadComment, n.LineComment, n.FootComment = "", "", ""
+	for _, c := range n.Content {
+		clearComments(c)
+	}
+}
+
+// gatekeeper stands in for the catalog's gatekeeper validator for the one kind of constraint the
+// cases use, K8sConfigMapKeysRulesV1 (keys a ConfigMap must not have), evaluated directly rather
+// than through its rego: one result per constraint a ConfigMap violates, its severity from the
+// constraint's enforcementAction (warn, dryrun, or an error).
+func gatekeeper(rl *fn.ResourceList, _ string) error {
+	for _, c := range rl.Items {
+		if c.GetKind() != "K8sConfigMapKeysRulesV1" {
+			continue
+		}
+		banned, err := c.Pipe(yaml.Lookup("spec", "parameters", "keys"))
+		if err != nil || banned == nil {
+			continue
+		}
+		severity := fn.SeverityError
+		if a, _ := c.Pipe(yaml.Lookup("spec", "enforcementAction")); a != nil {
+			switch yaml.GetValue(a) {
+			case "warn":
+				severity = fn.SeverityWarning
+			case "dryrun":
+				severity = fn.SeverityInfo
+			}
+		}
+		for _, cm := range rl.Items {
+			if cm.GetKind() != "ConfigMap" {
+				continue
+			}
+			data := cm.GetDataMap()
+			var used []string
+			for _, k := range banned.YNode().Content {
+				if _, ok := data[k.Value]; ok {
+					used = append(used, fmt.Sprintf("%q", k.Value))
+				}
+			}
+			if len(used) == 0 {
+				continue
+			}
+			r := fn.Result{
+				Message:     fmt.Sprintf("The following banned keys are being used in the ConfigMap: {%s}\nviolatedConstraint: %s", strings.Join(used, ", "), c.GetName()),
+				Severity:    severity,
+				ResourceRef: &fn.ResourceRef{APIVersion: cm.GetApiVersion(), Kind: cm.GetKind(), Name: cm.GetName(), Namespace: cm.GetNamespace()},
+			}
+			rl.Results = append(rl.Results, r)
+		}
+	}
+	return nil
+}
+
+// kubeconform stands in for the catalog's kubeconform validator for what the cases check of a
+// Deployment: the required selector and template, and an integer (or null) replicas.
+func kubeconform(rl *fn.ResourceList, _ string) error {
+	for _, it := range rl.Items {
+		if it.GetKind() != "Deployment" {
+			continue
+		}
+		ref := &fn.ResourceRef{APIVersion: it.GetApiVersion(), Kind: it.GetKind(), Name: it.GetName(), Namespace: it.GetNamespace()}
+		spec, _ := it.Pipe(yaml.Lookup("spec"))
+		var missing []string
+		for _, f := range []string{"selector", "template"} {
+			if spec == nil || spec.Field(f) == nil {
+				missing = append(missing, "'"+f+"'")
+			}
+		}
+		if len(missing) > 0 {
+			rl.Results = append(rl.Results, fn.Result{Message: "missing properties " + strings.Join(missing, ", "),
+				Severity: fn.SeverityError, ResourceRef: ref, Field: &fn.Field{Path: "spec"}})
+		}
+		if spec == nil {
+			continue
+		}
+		if r := spec.Field("replicas"); r != nil {
+			if tag := r.Value.YNode().ShortTag(); tag != yaml.NodeTagInt && tag != yaml.NodeTagNull {
+				rl.Results = append(rl.Results, fn.Result{Message: "got string, want null or integer",
+					Severity: fn.SeverityError, ResourceRef: ref, Field: &fn.Field{Path: "spec.replicas"}})
+			}
+		}
+	}
+	return nil
 }
