@@ -15,8 +15,10 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
@@ -63,6 +65,15 @@ func run(name string) {
 		fail(fmt.Errorf("no stand-in named %q", name))
 	}
 	if err := f(rl); err != nil {
+		if err != errFunctionFailure {
+			fail(err)
+		}
+		// results are output: write them, then fail
+		out, encErr := rl.Encode(format)
+		if encErr != nil {
+			fail(encErr)
+		}
+		os.Stdout.Write(out)
 		fail(err)
 	}
 	out, err := rl.Encode(format)
@@ -71,6 +82,9 @@ func run(name string) {
 	}
 	os.Stdout.Write(out)
 }
+
+// errFunctionFailure is what a function that reports error results returns (it exits 1 with them).
+var errFunctionFailure = fmt.Errorf("function failure")
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, err)
@@ -82,6 +96,7 @@ var functions = map[string]func(*fn.ResourceList) error{
 	"set-labels":      setLabels,
 	"set-annotations": setAnnotations,
 	"no-op":           func(*fn.ResourceList) error { return nil },
+	"kubeconform":     kubeconform,
 }
 
 // clusterScoped are the kinds set-namespace leaves without a namespace.
@@ -160,4 +175,38 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// kubeconform checks Deployments against the little of their schema the cases need (selector and
+// template required, replicas an integer), reporting what kubeconform reports; kinds it has no
+// schema for are skipped, as the function's cases show.
+func kubeconform(rl *fn.ResourceList) error {
+	for _, it := range rl.Items {
+		if it.GetApiVersion() != "apps/v1" || it.GetKind() != "Deployment" {
+			continue
+		}
+		ref := &fn.ResourceRef{APIVersion: it.GetApiVersion(), Kind: it.GetKind(), Name: it.GetName(), Namespace: it.GetNamespace()}
+		file := &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation]}
+		report := func(msg, field string) {
+			rl.Results = append(rl.Results, fn.Result{Message: msg, Severity: fn.SeverityError, ResourceRef: ref, Field: &fn.Field{Path: field}, File: file})
+		}
+		var missing []string
+		for _, f := range []string{"selector", "template"} {
+			if it.Field("spec") == nil || it.Field("spec").Value.Field(f) == nil {
+				missing = append(missing, "'"+f+"'")
+			}
+		}
+		if len(missing) > 0 {
+			report("missing properties "+strings.Join(missing, ", "), "spec")
+		}
+		if r, err := it.Pipe(yaml.Lookup("spec", "replicas")); err == nil && r != nil {
+			if _, err := strconv.Atoi(r.YNode().Value); err != nil || r.YNode().Tag == yaml.NodeTagString {
+				report("got string, want null or integer", "spec.replicas")
+			}
+		}
+	}
+	if fn.HasErrors(rl.Results) {
+		return errFunctionFailure
+	}
+	return nil
 }
