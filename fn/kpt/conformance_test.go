@@ -50,6 +50,9 @@ type caseSpec struct {
 	Args      []string `yaml:"args"`
 	// StdoutFile names a file of the case holding what kpt prints on stdout (--output stdout).
 	StdoutFile string `yaml:"stdoutFile"`
+	// RenderVia names a symbolic link to the package, made in it ("ln -s ./ NAME", as the case's
+	// exec.sh does), that render is given instead of the package's directory.
+	RenderVia string `yaml:"renderVia"`
 	// StderrContains is a part of krm-catalog's message that a failing case must print.
 	StderrContains string `yaml:"stderrContains"`
 	// Difference, when set, says how and why krm-catalog departs from kpt here; the case then
@@ -273,7 +276,14 @@ func runCase(t *testing.T, dir string) {
 		}
 	}
 
-	args := []string{"fn", "render", got, "--cache-dir", filepath.Join(work, "cache")}
+	target := got
+	if spec.RenderVia != "" {
+		target = filepath.Join(got, spec.RenderVia)
+		if err := os.Symlink("./", target); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"fn", "render", target, "--cache-dir", filepath.Join(work, "cache")}
 	if spec.AllowExec {
 		args = append(args, "--allow-exec")
 	}
