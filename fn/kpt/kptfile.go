@@ -115,8 +115,13 @@ func ParseKptfile(data []byte) (*Kptfile, error) {
 		return nil, fmt.Errorf("%w: apiVersion %q is not supported: update the Kptfile to %s", ErrInvalidKptfile, head.APIVersion, KptfileAPIVersion)
 	}
 	kf := &Kptfile{Name: head.Metadata.Name}
-	if head.Pipeline.Kind == 0 {
+	if head.Pipeline.Kind == 0 || head.Pipeline.Tag == "!!null" {
 		return kf, nil
+	}
+	// a pipeline field render does not know (early-mutators, on a kpt branch) would be steps
+	// silently not run
+	if err := checkFields(&head.Pipeline, "a pipeline is a mapping", pipelineFields); err != nil {
+		return nil, fmt.Errorf("%w: pipeline: %v", ErrInvalidKptfile, err)
 	}
 	if err := head.Pipeline.Decode(&kf.Pipeline); err != nil {
 		return nil, fmt.Errorf("%w: pipeline: %v", ErrInvalidKptfile, err)
@@ -127,7 +132,7 @@ func ParseKptfile(data []byte) (*Kptfile, error) {
 			continue
 		}
 		for i, s := range steps.Value.YNode().Content {
-			if err := checkStepFields(s); err != nil {
+			if err := checkFields(s, "a step is a mapping", stepFields); err != nil {
 				return nil, fmt.Errorf("%w: pipeline.%s[%d]: %v", ErrInvalidKptfile, list, i, err)
 			}
 		}
@@ -145,24 +150,28 @@ func ParseKptfile(data []byte) (*Kptfile, error) {
 	return kf, nil
 }
 
-func checkStepFields(n *yaml.Node) error {
+// pipelineFields are the fields of a kpt.dev/v1 pipeline.
+var pipelineFields = []string{"mutators", "validators"}
+
+// checkFields refuses a mapping with a field that is not one of known.
+func checkFields(n *yaml.Node, notMapping string, known []string) error {
 	if n.Kind != yaml.MappingNode {
-		return errors.New("a step is a mapping")
+		return errors.New(notMapping)
 	}
 	var unknown []string
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i].Value
-		known := false
-		for _, f := range stepFields {
-			known = known || f == k
+		ok := false
+		for _, f := range known {
+			ok = ok || f == k
 		}
-		if !known {
+		if !ok {
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return fmt.Errorf("field(s) %s not supported (a step has %s)", strings.Join(unknown, ", "), strings.Join(stepFields, ", "))
+		return fmt.Errorf("field(s) %s not supported (known: %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
 	}
 	return nil
 }
