@@ -112,7 +112,9 @@ func testMain(m *testing.M) int {
 			return 1
 		}
 		os.Setenv("PATH", shimDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-		os.Setenv(container.EnvEngine, "docker")
+		// the engine is the default one (docker, found first on PATH), as kpt's default-runtime
+		// case runs it
+		os.Unsetenv(container.EnvEngine)
 		standin.shim = true
 	}
 	return m.Run()
