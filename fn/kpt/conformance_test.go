@@ -53,6 +53,9 @@ type caseSpec struct {
 	// RenderVia names a symbolic link to the package, made in it ("ln -s ./ NAME", as the case's
 	// exec.sh does), that render is given instead of the package's directory.
 	RenderVia string `yaml:"renderVia"`
+	// ResultsContains are parts of the results.yaml render writes with --results-dir (what kpt's
+	// .expected/results.yaml checks, in krm-catalog's FunctionResultList).
+	ResultsContains []string `yaml:"resultsContains"`
 	// StderrContains is a part of krm-catalog's message that a failing case must print.
 	StderrContains string `yaml:"stderrContains"`
 	// Difference, when set, says how and why krm-catalog departs from kpt here; the case then
@@ -289,6 +292,10 @@ func runCase(t *testing.T, dir string) {
 	if spec.AllowExec {
 		args = append(args, "--allow-exec")
 	}
+	resultsDir := filepath.Join(work, "results")
+	if len(spec.ResultsContains) > 0 {
+		args = append(args, "--results-dir", resultsDir)
+	}
 	args = append(args, spec.Args...)
 	var stdout, stderr bytes.Buffer
 	code := cli.Main(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
@@ -298,6 +305,17 @@ func runCase(t *testing.T, dir string) {
 	}
 	if spec.StderrContains != "" && !strings.Contains(stderr.String(), spec.StderrContains) {
 		t.Errorf("stderr does not say %q", spec.StderrContains)
+	}
+	if len(spec.ResultsContains) > 0 {
+		results, err := os.ReadFile(filepath.Join(resultsDir, "results.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range spec.ResultsContains {
+			if !strings.Contains(string(results), want) {
+				t.Errorf("results.yaml does not say %q:\n%s", want, results)
+			}
+		}
 	}
 	if spec.StdoutFile != "" {
 		wantOut, err := os.ReadFile(filepath.Join(dir, spec.StdoutFile))

@@ -97,6 +97,7 @@ var functions = map[string]func(*fn.ResourceList) error{
 	"set-annotations": setAnnotations,
 	"no-op":           func(*fn.ResourceList) error { return nil },
 	"kubeconform":     kubeconform,
+	"search-replace":  searchReplace,
 }
 
 // clusterScoped are the kinds set-namespace leaves without a namespace.
@@ -207,6 +208,31 @@ func kubeconform(rl *fn.ResourceList) error {
 	}
 	if fn.HasErrors(rl.Results) {
 		return errFunctionFailure
+	}
+	return nil
+}
+
+// searchReplace puts put-value in the field at by-path (a dotted path) where it holds by-value,
+// reporting each change as search-replace does.
+func searchReplace(rl *fn.ResourceList) error {
+	cfg := configData(rl)
+	path, from, to := cfg["by-path"], cfg["by-value"], cfg["put-value"]
+	if path == "" || to == "" {
+		return fmt.Errorf("functionConfig: data.by-path and data.put-value are required")
+	}
+	for _, it := range rl.Items {
+		f, err := it.Pipe(yaml.Lookup(strings.Split(path, ".")...))
+		if err != nil {
+			return err
+		}
+		if f == nil || from != "" && f.YNode().Value != from {
+			continue
+		}
+		f.YNode().Value = to
+		rl.Results = append(rl.Results, fn.Result{
+			Message: fmt.Sprintf("Mutated field value to %q", to), Severity: fn.SeverityInfo,
+			Field: &fn.Field{Path: path}, File: &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation]},
+		})
 	}
 	return nil
 }
