@@ -145,9 +145,9 @@ func standinImage(t *testing.T, image string) {
 }
 
 func buildImage(engine, image string) error {
-	repo := image
+	repo, tag := image, ""
 	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
+		repo, tag = repo[:i], repo[i+1:]
 	}
 	name := path.Base(repo)
 	dir, err := os.MkdirTemp("", "krm-catalog-kpt-image-*")
@@ -162,7 +162,7 @@ func buildImage(engine, image string) error {
 	files := map[string]string{
 		"standin":    string(bin),
 		"passwd":     "root:x:0:0:root:/:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n",
-		"Dockerfile": fmt.Sprintf("FROM scratch\nCOPY passwd /etc/passwd\nCOPY standin /standin\nUSER nobody\nENTRYPOINT [\"/standin\", %q]\n", name),
+		"Dockerfile": fmt.Sprintf("FROM scratch\nCOPY passwd /etc/passwd\nCOPY standin /standin\nUSER nobody\nENTRYPOINT [\"/standin\", %q, %q]\n", name, tag),
 	}
 	for n, c := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), []byte(c), 0o755); err != nil {

@@ -30,10 +30,14 @@ func main() {
 		return
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: standin FUNCTION")
+		fmt.Fprintln(os.Stderr, "usage: standin FUNCTION [TAG]")
 		os.Exit(2)
 	}
-	run(os.Args[1])
+	tag := ""
+	if len(os.Args) > 2 {
+		tag = os.Args[2]
+	}
+	run(os.Args[1], tag)
 }
 
 // engine is the docker shim: run's last argument is the image; anything else succeeds doing nothing.
@@ -41,17 +45,19 @@ func engine(args []string) {
 	if len(args) < 2 || args[0] != "run" {
 		return
 	}
-	repo := args[len(args)-1]
+	repo, tag := args[len(args)-1], ""
 	if i := strings.LastIndex(repo, "@"); i >= 0 {
 		repo = repo[:i]
 	}
 	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
+		repo, tag = repo[:i], repo[i+1:]
 	}
-	run(path.Base(repo))
+	run(path.Base(repo), tag)
 }
 
-func run(name string) {
+// run runs the stand-in for a function; tag is the image's tag, for the functions whose cases
+// need a version's behaviour.
+func run(name, tag string) {
 	data, err := io.ReadAll(os.Stdin)
 	if err != nil {
 		fail(err)
@@ -61,6 +67,10 @@ func run(name string) {
 		fail(err)
 	}
 	f, ok := functions[name]
+	if name == "set-namespace" && tag == "latest" {
+		// the catalog's newest set-namespace leaves the Kptfile alone (format-on-success)
+		f = setNamespace(false)
+	}
 	if !ok {
 		fail(fmt.Errorf("no stand-in named %q", name))
 	}
@@ -92,7 +102,7 @@ func fail(err error) {
 }
 
 var functions = map[string]func(*fn.ResourceList) error{
-	"set-namespace":   setNamespace,
+	"set-namespace":   setNamespace(true),
 	"set-labels":      setLabels,
 	"set-annotations": setAnnotations,
 	"no-op":           func(*fn.ResourceList) error { return nil },
@@ -113,13 +123,19 @@ func configData(rl *fn.ResourceList) map[string]string {
 	return rl.FunctionConfig.GetDataMap()
 }
 
-func setNamespace(rl *fn.ResourceList) error {
+// setNamespace sets data.namespace on every namespaced resource, the Kptfile too when kptfile is
+// set (as versions up to v0.2 do).
+func setNamespace(kptfile bool) func(*fn.ResourceList) error {
+	return func(rl *fn.ResourceList) error { return setNamespaceOn(rl, kptfile) }
+}
+
+func setNamespaceOn(rl *fn.ResourceList, kptfile bool) error {
 	ns := configData(rl)["namespace"]
 	if ns == "" {
 		return fmt.Errorf("functionConfig: data.namespace is required")
 	}
 	for _, it := range rl.Items {
-		if clusterScoped[it.GetKind()] {
+		if clusterScoped[it.GetKind()] || !kptfile && it.GetKind() == "Kptfile" {
 			continue
 		}
 		if err := it.PipeE(yaml.SetK8sNamespace(ns)); err != nil {
