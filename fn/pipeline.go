@@ -98,6 +98,7 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 		}
 		return nil, fr, runErr
 	}
+	fr.Stderr = out.Stderr
 	if HasErrors(out.Results) {
 		fr.ExitCode = 1
 		_ = restoreFromInputs(tags, nil)

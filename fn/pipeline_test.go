@@ -16,6 +16,7 @@ import (
 type jsonFunction struct {
 	edit    func(*yaml.RNode) error
 	results []Result
+	stderr  string
 	err     error
 	calls   int
 }
@@ -42,6 +43,7 @@ func (f *jsonFunction) Run(_ context.Context, in *ResourceList) (*ResourceList, 
 		}
 	}
 	out.Results = f.results
+	out.Stderr = f.stderr
 	return out, nil
 }
 
@@ -162,6 +164,19 @@ func TestPipelineFunctionError(t *testing.T) {
 	// the input items must not keep the id annotations of the failed step
 	if s, _ := items[0].String(); strings.Contains(s, "config.k8s.io/id") {
 		t.Errorf("id annotation left on the input:\n%s", s)
+	}
+}
+
+// A successful step's results keep what it wrote on stderr, as kpt's results do.
+func TestPipelineKeepsStderrOfSuccess(t *testing.T) {
+	t.Parallel()
+	steps := []Step{{Name: "warns", Function: &jsonFunction{stderr: "careful\n"}}}
+	_, results, err := Run(context.Background(), steps, mustItems(t, commented))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]FunctionResults{{Function: "warns", Stderr: "careful\n"}}, results); diff != "" {
+		t.Error(diff)
 	}
 }
 

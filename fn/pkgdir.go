@@ -85,6 +85,7 @@ func ReadPackage(dir string, exclude ...string) (*Package, []*yaml.RNode, error)
 		if err != nil {
 			return err
 		}
+		data = withLF(data)
 		fileItems, ok, err := decodeFile(rel, data)
 		if err != nil {
 			return err
@@ -101,6 +102,16 @@ func ReadPackage(dir string, exclude ...string) (*Package, []*yaml.RNode, error)
 		return nil, nil, fmt.Errorf("read package %s: %w", dir, err)
 	}
 	return pkg, items, nil
+}
+
+// withLF replaces CRLF line endings with LF. YAML reads both, but comments keep a CR; a file whose
+// resources change is written back with LF, as kpt writes it, and one whose resources do not is
+// left as it is.
+func withLF(data []byte) []byte {
+	if !bytes.Contains(data, []byte("\r\n")) {
+		return data
+	}
+	return bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 }
 
 // decodeFile reads the resources of one file. ok is false when the file holds YAML documents that

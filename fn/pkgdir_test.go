@@ -262,3 +262,40 @@ func TestWritePackageKeepsWideSequenceIndent(t *testing.T) {
 		t.Errorf("list.yaml = %q, want %q", got, wide)
 	}
 }
+
+// A file with CRLF line endings keeps its comments and sequence indentation; it is left alone when
+// its resources do not change and written with LF (as kpt writes it) when they do.
+func TestWritePackageCRLF(t *testing.T) {
+	t.Parallel()
+	crlf := func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
+	doc := "# header\n#\napiVersion: v1\nkind: List\nmetadata:\n  name: l # the list\nitems:\n  - a\n  - b\n"
+	tests := []struct {
+		name   string
+		change bool
+		want   string
+	}{
+		{name: "unchanged", want: crlf(doc)},
+		{name: "changed", change: true, want: strings.Replace(doc, "# the list\n", "# the list\n  labels:\n    x: z\n", 1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := fntest.Tree(t, map[string]string{"list.yaml": crlf(doc)})
+			pkg, items, err := ReadPackage(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.change {
+				if err := items[0].PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "labels"), yaml.SetField("x", yaml.NewScalarRNode("z"))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := pkg.Write(items); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, readTree(t, dir)["list.yaml"]); d != "" {
+				t.Errorf("list.yaml (-want +got):\n%s", d)
+			}
+		})
+	}
+}

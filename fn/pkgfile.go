@@ -19,6 +19,7 @@ func (p *Package) ReadFile(rel string) ([]*yaml.RNode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read package: %w", err)
 	}
+	data = withLF(data)
 	items, ok, err := decodeFile(rel, data)
 	if err != nil {
 		return nil, fmt.Errorf("read package %s: %w", p.Dir, err)

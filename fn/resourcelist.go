@@ -72,6 +72,9 @@ type ResourceList struct {
 	Items          []*yaml.RNode
 	FunctionConfig *yaml.RNode
 	Results        []Result
+	// Stderr is the end of what the function that wrote the list wrote on standard error, set by
+	// the runtime (never encoded): a successful step's results keep it, as kpt's do.
+	Stderr string
 }
 
 // Input says how a ResourceList arrived, so that output can take the same shape.

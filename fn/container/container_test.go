@@ -37,6 +37,12 @@ func TestEngine(t *testing.T) {
 	if err := os.WriteFile(podman, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	withBoth := t.TempDir()
+	for _, name := range []string{"docker", "podman"} {
+		if err := os.WriteFile(filepath.Join(withBoth, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		name    string
 		path    string
@@ -45,6 +51,7 @@ func TestEngine(t *testing.T) {
 		wantErr string
 	}{
 		{name: "nothing installed", path: t.TempDir(), wantErr: "no container engine"},
+		{name: "docker by default", path: withBoth, want: filepath.Join(withBoth, "docker")},
 		{name: "podman found when docker is missing", path: withPodman, want: podman},
 		{name: "engine chosen and found", path: withPodman, engine: "podman", want: podman},
 		{name: "engine chosen but missing", path: withPodman, engine: "docker", wantErr: "KRM_FN_RUNTIME=docker"},

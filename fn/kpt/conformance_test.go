@@ -52,6 +52,12 @@ type caseSpec struct {
 	Args      []string `yaml:"args"`
 	// StdoutFile names a file of the case holding what kpt prints on stdout (--output stdout).
 	StdoutFile string `yaml:"stdoutFile"`
+	// RenderVia names a symbolic link to the package, made in it ("ln -s ./ NAME", as the case's
+	// exec.sh does), that render is given instead of the package's directory.
+	RenderVia string `yaml:"renderVia"`
+	// ResultsContains are parts of the results.yaml render writes with --results-dir (what kpt's
+	// .expected/results.yaml checks, in krm-catalog's FunctionResultList).
+	ResultsContains []string `yaml:"resultsContains"`
 	// StderrContains is a part of krm-catalog's message that a failing case must print.
 	StderrContains string `yaml:"stderrContains"`
 	// Results are results kpt's .expected/results.yaml lists, as they must appear (message and
@@ -115,7 +121,9 @@ func testMain(m *testing.M) int {
 			return 1
 		}
 		os.Setenv("PATH", shimDir+string(os.PathListSeparator)+os.Getenv("PATH"))
-		os.Setenv(container.EnvEngine, "docker")
+		// the engine is the default one (docker, found first on PATH), as kpt's default-runtime
+		// case runs it
+		os.Unsetenv(container.EnvEngine)
 		standin.shim = true
 	}
 	return m.Run()
@@ -143,14 +151,11 @@ func standinImage(t *testing.T, image string) {
 }
 
 func buildImage(engine, image string) error {
-	repo := image
+	repo, tag := image, ""
 	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		repo = repo[:i]
+		repo, tag = repo[:i], repo[i+1:]
 	}
-	name, tag := path.Base(repo), ""
-	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
-		tag = image[i+1:]
-	}
+	name := path.Base(repo)
 	dir, err := os.MkdirTemp("", "krm-catalog-kpt-image-*")
 	if err != nil {
 		return err
@@ -285,12 +290,19 @@ func runCase(t *testing.T, dir string) {
 		}
 	}
 
-	args := []string{"fn", "render", got, "--cache-dir", filepath.Join(work, "cache")}
+	target := got
+	if spec.RenderVia != "" {
+		target = filepath.Join(got, spec.RenderVia)
+		if err := os.Symlink("./", target); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"fn", "render", target, "--cache-dir", filepath.Join(work, "cache")}
 	if spec.AllowExec {
 		args = append(args, "--allow-exec")
 	}
 	resultsDir := filepath.Join(work, "results")
-	if len(spec.Results) > 0 {
+	if len(spec.Results) > 0 || len(spec.ResultsContains) > 0 {
 		args = append(args, "--results-dir", resultsDir)
 	}
 	args = append(args, spec.Args...)
@@ -302,6 +314,17 @@ func runCase(t *testing.T, dir string) {
 	}
 	if spec.StderrContains != "" && !strings.Contains(stderr.String(), spec.StderrContains) {
 		t.Errorf("stderr does not say %q", spec.StderrContains)
+	}
+	if len(spec.ResultsContains) > 0 {
+		results, err := os.ReadFile(filepath.Join(resultsDir, "results.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range spec.ResultsContains {
+			if !strings.Contains(string(results), want) {
+				t.Errorf("results.yaml does not say %q:\n%s", want, results)
+			}
+		}
 	}
 	if spec.StdoutFile != "" {
 		wantOut, err := os.ReadFile(filepath.Join(dir, spec.StdoutFile))

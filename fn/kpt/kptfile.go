@@ -125,13 +125,13 @@ func ParseKptfile(data []byte) (*Kptfile, error) {
 		return nil, fmt.Errorf("%w: apiVersion %q is not supported: update the Kptfile to %s", ErrInvalidKptfile, head.APIVersion, KptfileAPIVersion)
 	}
 	kf := &Kptfile{Name: head.Metadata.Name}
-	if head.Pipeline.Kind == 0 {
+	if head.Pipeline.Kind == 0 || head.Pipeline.Tag == "!!null" {
 		return kf, nil
 	}
-	if err := head.Pipeline.Decode(&kf.Pipeline); err != nil {
+	if err := checkFields(&head.Pipeline, "the pipeline", pipelineFields); err != nil {
 		return nil, fmt.Errorf("%w: pipeline: %v", ErrInvalidKptfile, err)
 	}
-	if err := checkFields(&head.Pipeline, "the pipeline", pipelineFields); err != nil {
+	if err := head.Pipeline.Decode(&kf.Pipeline); err != nil {
 		return nil, fmt.Errorf("%w: pipeline: %v", ErrInvalidKptfile, err)
 	}
 	for _, list := range pipelineFields {

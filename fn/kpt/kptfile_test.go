@@ -44,6 +44,7 @@ pipeline:
 				Validators: []Function{{ConfigPath: "limits.yaml"}},
 			}},
 		},
+		{name: "empty pipeline", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\npipeline:\n", want: &Kptfile{Name: "x"}},
 		{name: "no pipeline", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\n", want: &Kptfile{Name: "x"}},
 		{name: "old schema", in: "apiVersion: kpt.dev/v1alpha2\nkind: Kptfile\n", wantErr: `apiVersion "kpt.dev/v1alpha2" is not supported`},
 		{name: "not a Kptfile", in: "apiVersion: v1\nkind: ConfigMap\n", wantErr: "not Kptfile"},
@@ -51,10 +52,10 @@ pipeline:
 		{name: "image and exec", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {image: a, exec: b}\n", wantErr: "mutually exclusive"},
 		{name: "nothing to run", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  validators:\n  - configMap: {a: b}\n", wantErr: "needs image, exec, or a configPath"},
 		{name: "configPath and configMap", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {configPath: a.yaml, configMap: {a: b}}\n", wantErr: "mutually exclusive"},
+		{name: "unknown pipeline field", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  early-mutators:\n  - {image: a}\n", wantErr: "pipeline: field(s) early-mutators not supported"},
 		{name: "unknown step field", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {image: a, condition: \"x\"}\n", wantErr: "condition not supported"},
 		{name: "unknown selector field", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {image: a, selectors: [{packagePath: ./db}]}\n", wantErr: "selectors[0]: field(s) packagePath not supported"},
 		{name: "unknown exclusion field", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {image: a, exclude: [{kind: A, path: x}]}\n", wantErr: "exclude[0]: field(s) path not supported"},
-		{name: "unknown pipeline field", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  early-mutators:\n  - {image: a}\n", wantErr: "field(s) early-mutators not supported"},
 		{name: "pipeline not a mapping", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline: [a]\n", wantErr: "pipeline"},
 	}
 	for _, tt := range tests {

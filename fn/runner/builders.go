@@ -157,7 +157,11 @@ func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir strin
 		if !r.o.AllowExec {
 			return nil, fmt.Errorf("%w: the function config names the executable %s (%s); running it needs --allow-exec", fn.ErrNotAllowed, e.Exec.Path, e.Source)
 		}
-		return r.execFunction(local(baseDir, e.Exec.Path), e.Exec.Args, e.Exec.Env, false), nil
+		f := r.execFunction(local(baseDir, e.Exec.Path), e.Exec.Args, e.Exec.Env, false)
+		if ef, ok := f.(*execfn.Function); ok && r.o.ExplicitExecYAML {
+			ef.Format = fn.YAML
+		}
+		return f, nil
 	case e.Container != nil:
 		engine, err := r.containerEngine()
 		if err != nil {

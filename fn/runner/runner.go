@@ -62,6 +62,10 @@ type Options struct {
 	// Format is the wire format sent to functions; JSON unless set (fn.YAML is 0, so the zero value
 	// is replaced by JSON unless YAMLWire is set).
 	YAMLWire bool
+	// ExplicitExecYAML sends YAML to the executables that a config (or a Kptfile's exec step) names
+	// itself, whatever the wire: they are often line-based tools (sed, shell scripts) written for
+	// kpt, which sends YAML.
+	ExplicitExecYAML bool
 	// NoServerMode runs spec v2 functions one process per call like v1 ones.
 	NoServerMode bool
 	// NoSkip runs idempotent functions even when their input is their remembered output (fn/skip).

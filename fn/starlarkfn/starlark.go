@@ -65,10 +65,15 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 	if stderr == nil {
 		stderr = io.Discard
 	}
+	// what the script prints is passed through and kept for the step's results
+	var printed strings.Builder
 	thread := &starlark.Thread{
 		Name: f.Name,
 		Print: func(_ *starlark.Thread, msg string) {
 			fmt.Fprintln(stderr, msg)
+			if printed.Len() < maxPrinted {
+				printed.WriteString(msg + "\n")
+			}
 		},
 		Load: load(modules()), // kpt's modules that stay inside the sandbox
 	}
@@ -114,8 +119,12 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 	if err != nil {
 		return nil, &fn.FunctionError{Err: err}
 	}
+	out.Stderr = printed.String()
 	return out, nil
 }
+
+// maxPrinted bounds what a script's prints keep for its results (all of it is passed through).
+const maxPrinted = 8 << 10
 
 // toStarlarkList builds ctx.resource_list.
 func toStarlarkList(in *fn.ResourceList) (*starlark.Dict, error) {

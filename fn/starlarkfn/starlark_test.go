@@ -164,11 +164,16 @@ func TestStarlarkHasNoIO(t *testing.T) {
 func TestStarlarkPrintGoesToStderr(t *testing.T) {
 	t.Parallel()
 	var stderr bytes.Buffer
-	if _, err := (&Function{Script: `print("hello", len(ctx.resource_list["items"]))`, Stderr: &stderr}).Run(context.Background(), list(t)); err != nil {
+	out, err := (&Function{Script: `print("hello", len(ctx.resource_list["items"]))`, Stderr: &stderr}).Run(context.Background(), list(t))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if stderr.String() != "hello 2\n" {
 		t.Errorf("stderr = %q", stderr.String())
+	}
+	// and kept for the step's results
+	if out.Stderr != "hello 2\n" {
+		t.Errorf("ResourceList.Stderr = %q", out.Stderr)
 	}
 }
 

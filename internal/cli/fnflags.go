@@ -34,6 +34,7 @@ type fnOptions struct {
 	timeout                 time.Duration
 	runtime                 string
 	yamlWire                bool
+	explicitExecYAML        bool // not a flag: fn render sets it
 	serverMode              string
 	noSkip                  bool
 }
@@ -150,19 +151,20 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		return nil, err
 	}
 	return runner.New(runner.Options{
-		Resolver:     res,
-		AllowExec:    o.allowExec,
-		AllowNetwork: o.allowNetwork,
-		Mounts:       o.mounts,
-		Timeout:      o.timeout,
-		Stderr:       stderr,
-		CacheDir:     o.cache().Root,
-		BaseDir:      baseDir,
-		OCI:          oa,
-		Runtime:      o.runtime,
-		YAMLWire:     o.yamlWire,
-		NoServerMode: o.serverMode == "never",
-		NoSkip:       o.noSkip,
+		Resolver:         res,
+		AllowExec:        o.allowExec,
+		AllowNetwork:     o.allowNetwork,
+		Mounts:           o.mounts,
+		Timeout:          o.timeout,
+		Stderr:           stderr,
+		CacheDir:         o.cache().Root,
+		BaseDir:          baseDir,
+		OCI:              oa,
+		Runtime:          o.runtime,
+		YAMLWire:         o.yamlWire,
+		ExplicitExecYAML: o.explicitExecYAML,
+		NoServerMode:     o.serverMode == "never",
+		NoSkip:           o.noSkip,
 		// fn proxy runs one function per process; "always" is for pipelines and benchmarks
 		ServerModeAlways: o.serverMode == "always",
 	}), nil

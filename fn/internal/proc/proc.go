@@ -97,6 +97,7 @@ func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, e
 	}
 	list, _, decErr := fn.DecodeResourceList(stdout.Bytes())
 	if decErr == nil {
+		list.Stderr = res.Stderr
 		res.List = list
 	}
 	if runErr != nil {

@@ -15,8 +15,10 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
@@ -99,6 +101,7 @@ var functions = map[string]func(rl *fn.ResourceList, tag string) error{
 	"drop-comments":   dropComments,
 	"gatekeeper":      gatekeeper,
 	"kubeconform":     kubeconform,
+	"search-replace":  searchReplace,
 }
 
 // latest is the tag of the catalog's current functions, which the newest cases name: set-namespace
@@ -319,34 +322,58 @@ func gatekeeper(rl *fn.ResourceList, _ string) error {
 	return nil
 }
 
-// kubeconform stands in for the catalog's kubeconform validator for what the cases check of a
-// Deployment: the required selector and template, and an integer (or null) replicas.
+// kubeconform checks Deployments against the little of their schema the cases need (selector and
+// template required, replicas an integer), reporting what kubeconform reports; kinds it has no
+// schema for are skipped, as the function's cases show.
 func kubeconform(rl *fn.ResourceList, _ string) error {
 	for _, it := range rl.Items {
-		if it.GetKind() != "Deployment" {
+		if it.GetApiVersion() != "apps/v1" || it.GetKind() != "Deployment" {
 			continue
 		}
 		ref := &fn.ResourceRef{APIVersion: it.GetApiVersion(), Kind: it.GetKind(), Name: it.GetName(), Namespace: it.GetNamespace()}
-		spec, _ := it.Pipe(yaml.Lookup("spec"))
+		file := &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation]}
+		report := func(msg, field string) {
+			rl.Results = append(rl.Results, fn.Result{Message: msg, Severity: fn.SeverityError, ResourceRef: ref, Field: &fn.Field{Path: field}, File: file})
+		}
 		var missing []string
 		for _, f := range []string{"selector", "template"} {
-			if spec == nil || spec.Field(f) == nil {
+			if it.Field("spec") == nil || it.Field("spec").Value.Field(f) == nil {
 				missing = append(missing, "'"+f+"'")
 			}
 		}
 		if len(missing) > 0 {
-			rl.Results = append(rl.Results, fn.Result{Message: "missing properties " + strings.Join(missing, ", "),
-				Severity: fn.SeverityError, ResourceRef: ref, Field: &fn.Field{Path: "spec"}})
+			report("missing properties "+strings.Join(missing, ", "), "spec")
 		}
-		if spec == nil {
-			continue
-		}
-		if r := spec.Field("replicas"); r != nil {
-			if tag := r.Value.YNode().ShortTag(); tag != yaml.NodeTagInt && tag != yaml.NodeTagNull {
-				rl.Results = append(rl.Results, fn.Result{Message: "got string, want null or integer",
-					Severity: fn.SeverityError, ResourceRef: ref, Field: &fn.Field{Path: "spec.replicas"}})
+		if r, err := it.Pipe(yaml.Lookup("spec", "replicas")); err == nil && r != nil {
+			if _, err := strconv.Atoi(r.YNode().Value); err != nil || r.YNode().Tag == yaml.NodeTagString {
+				report("got string, want null or integer", "spec.replicas")
 			}
 		}
+	}
+	return nil
+}
+
+// searchReplace puts put-value in the field at by-path (a dotted path) where it holds by-value,
+// reporting each change as search-replace does.
+func searchReplace(rl *fn.ResourceList, _ string) error {
+	cfg := configData(rl)
+	path, from, to := cfg["by-path"], cfg["by-value"], cfg["put-value"]
+	if path == "" || to == "" {
+		return fmt.Errorf("functionConfig: data.by-path and data.put-value are required")
+	}
+	for _, it := range rl.Items {
+		f, err := it.Pipe(yaml.Lookup(strings.Split(path, ".")...))
+		if err != nil {
+			return err
+		}
+		if f == nil || from != "" && f.YNode().Value != from {
+			continue
+		}
+		f.YNode().Value = to
+		rl.Results = append(rl.Results, fn.Result{
+			Message: fmt.Sprintf("Mutated field value to %q", to), Severity: fn.SeverityInfo,
+			Field: &fn.Field{Path: path}, File: &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation]},
+		})
 	}
 	return nil
 }
