@@ -1,12 +1,16 @@
 package fn
 
 import (
+	"bytes"
+	"io"
+
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/go-json-experiment/json/jsontext"
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -20,31 +24,47 @@ import (
 const maxJSONDepth = 1000
 
 // DecodeJSONNode parses one JSON value into a yaml.Node tree (mappings, sequences, scalars tagged
-// !!str, !!int, !!float, !!bool or !!null, in plain style). Object member order is kept. Trailing
-// data other than white space is an error.
+// !!str, !!int, !!float, !!bool or !!null, in plain style). Object member order is kept, and so are
+// duplicate names; invalid UTF-8 and lone surrogates become U+FFFD, as encoding/json reads them.
+// Trailing data other than white space is an error.
 func DecodeJSONNode(data []byte) (*yaml.Node, error) {
-	p := jsonParser{data: data, strs: make(map[string]string, 256)}
-	p.skipSpace()
-	n, err := p.value(0)
+	p := jsonParser{strs: make(map[string]string, 256)}
+	// a bytes.Buffer is read in place, without a copy
+	d := jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	n, err := p.value(d)
 	if err != nil {
-		return nil, err
+		return nil, jsonError(err)
 	}
-	p.skipSpace()
-	if p.pos != len(p.data) {
-		return nil, p.errorf("unexpected %q after the JSON value", p.data[p.pos])
+	if _, err := d.ReadToken(); err != io.EOF {
+		if err == nil {
+			return nil, fmt.Errorf("JSON at offset %d: unexpected data after the JSON value", d.InputOffset())
+		}
+		return nil, jsonError(err)
 	}
 	return n, nil
 }
 
-// jsonParser builds nodes with few allocations: nodes come from slabs, children are gathered on a
-// shared stack and copied once into an exactly-sized slice, and repeated strings (keys above all)
-// are shared. Decoding a ResourceList is on the path of every function call.
+// jsonError says where the JSON is wrong, in the words the other decoders use.
+func jsonError(err error) error {
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		return err // ours (the depth bound), or an I/O error a bytes.Buffer never returns
+	}
+	if se.JSONPointer != "" {
+		return fmt.Errorf("JSON at offset %d (%s): %w", se.ByteOffset, se.JSONPointer, se.Err)
+	}
+	return fmt.Errorf("JSON at offset %d: %w", se.ByteOffset, se.Err)
+}
+
+// jsonParser builds nodes from jsontext's tokens with few allocations: nodes come from slabs,
+// children are gathered on a shared stack and copied once into an exactly-sized slice, and repeated
+// strings (keys above all) are shared. Decoding a ResourceList is on the path of every function
+// call.
 type jsonParser struct {
-	data  []byte
-	pos   int
-	slab  []yaml.Node
-	stack []*yaml.Node
-	strs  map[string]string
+	slab    []yaml.Node
+	stack   []*yaml.Node
+	strs    map[string]string
+	unquote []byte
 }
 
 func (p *jsonParser) node(kind yaml.Kind, tag, value string) *yaml.Node {
@@ -78,278 +98,70 @@ func (p *jsonParser) children(mark int) []*yaml.Node {
 	return c
 }
 
-func (p *jsonParser) errorf(format string, args ...any) error {
-	return fmt.Errorf("JSON at offset %d: %s", p.pos, fmt.Sprintf(format, args...))
-}
-
-func (p *jsonParser) skipSpace() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
+// value reads the next JSON value. jsontext checks the syntax; the depth bound is ours, lower than
+// its own, so that hostile input cannot exhaust the stack of this recursion.
+func (p *jsonParser) value(d *jsontext.Decoder) (*yaml.Node, error) {
+	if d.StackDepth() > maxJSONDepth {
+		return nil, fmt.Errorf("JSON at offset %d: nested more than %d levels deep", d.InputOffset(), maxJSONDepth)
 	}
-}
-
-func (p *jsonParser) value(depth int) (*yaml.Node, error) {
-	if depth > maxJSONDepth {
-		return nil, p.errorf("nested more than %d levels deep", maxJSONDepth)
-	}
-	if p.pos >= len(p.data) {
-		return nil, p.errorf("unexpected end of input")
-	}
-	switch c := p.data[p.pos]; {
-	case c == '{':
-		return p.object(depth)
-	case c == '[':
-		return p.array(depth)
-	case c == '"':
-		s, err := p.str()
-		if err != nil {
-			return nil, err
-		}
-		return p.node(yaml.ScalarNode, "!!str", s), nil
-	case c == '-' || (c >= '0' && c <= '9'):
-		return p.number()
-	case c == 't':
-		return p.literal("true", "!!bool")
-	case c == 'f':
-		return p.literal("false", "!!bool")
-	case c == 'n':
-		return p.literal("null", "!!null")
+	var n *yaml.Node
+	var end jsontext.Kind
+	switch d.PeekKind() {
+	case '{':
+		n, end = p.node(yaml.MappingNode, "!!map", ""), '}'
+	case '[':
+		n, end = p.node(yaml.SequenceNode, "!!seq", ""), ']'
 	default:
-		return nil, p.errorf("unexpected %q", c)
+		return p.scalar(d)
 	}
-}
-
-func (p *jsonParser) literal(word, tag string) (*yaml.Node, error) {
-	if !strings.HasPrefix(string(p.data[p.pos:min(len(p.data), p.pos+len(word))]), word) {
-		return nil, p.errorf("invalid literal")
-	}
-	p.pos += len(word)
-	return p.node(yaml.ScalarNode, tag, word), nil
-}
-
-func (p *jsonParser) object(depth int) (*yaml.Node, error) {
-	p.pos++ // {
-	n := p.node(yaml.MappingNode, "!!map", "")
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
-		return n, nil
+	if _, err := d.ReadToken(); err != nil {
+		return nil, err
 	}
 	mark := len(p.stack)
-	for {
-		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-			return nil, p.errorf("expected a string key")
-		}
-		k, err := p.str()
-		if err != nil {
-			return nil, err
-		}
-		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return nil, p.errorf("expected ':' after an object key")
-		}
-		p.pos++
-		p.skipSpace()
-		v, err := p.value(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		p.stack = append(p.stack, p.node(yaml.ScalarNode, "!!str", k), v)
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, p.errorf("unexpected end of input in an object")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
-			n.Content = p.children(mark)
-			return n, nil
-		default:
-			return nil, p.errorf("expected ',' or '}' in an object")
-		}
-	}
-}
-
-func (p *jsonParser) array(depth int) (*yaml.Node, error) {
-	p.pos++ // [
-	n := p.node(yaml.SequenceNode, "!!seq", "")
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		return n, nil
-	}
-	mark := len(p.stack)
-	for {
-		p.skipSpace()
-		v, err := p.value(depth + 1)
+	// an object's names are strings, read as scalars; jsontext refuses anything else there
+	for d.PeekKind() != end {
+		v, err := p.value(d)
 		if err != nil {
 			return nil, err
 		}
 		p.stack = append(p.stack, v)
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, p.errorf("unexpected end of input in an array")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
-			n.Content = p.children(mark)
-			return n, nil
-		default:
-			return nil, p.errorf("expected ',' or ']' in an array")
-		}
 	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, err
+	}
+	n.Content = p.children(mark)
+	return n, nil
 }
 
-func (p *jsonParser) number() (*yaml.Node, error) {
-	start := p.pos
-	tag, err := p.scanNumber()
+func (p *jsonParser) scalar(d *jsontext.Decoder) (*yaml.Node, error) {
+	v, err := d.ReadValue()
 	if err != nil {
 		return nil, err
 	}
-	return p.node(yaml.ScalarNode, tag, p.intern(p.data[start:p.pos])), nil
-}
-
-// scanNumber moves past a JSON number and says whether it is an integer (!!int) or not (!!float).
-func (p *jsonParser) scanNumber() (string, error) {
-	d := p.data
-	i := p.pos
-	if i < len(d) && d[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		s := i
-		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-			i++
-		}
-		return i - s
-	}
-	switch {
-	case i < len(d) && d[i] == '0':
-		i++
-	case digits() == 0:
-		p.pos = i
-		return "", p.errorf("invalid number")
-	}
-	tag := "!!int"
-	if i < len(d) && d[i] == '.' {
-		i++
-		tag = "!!float"
-		if digits() == 0 {
-			p.pos = i
-			return "", p.errorf("invalid number: no digits after '.'")
-		}
-	}
-	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		i++
-		tag = "!!float"
-		if i < len(d) && (d[i] == '+' || d[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			p.pos = i
-			return "", p.errorf("invalid number: no digits in the exponent")
-		}
-	}
-	p.pos = i
-	return tag, nil
-}
-
-// str reads a JSON string. Invalid UTF-8 becomes U+FFFD, as encoding/json does: YAML output must be
-// valid UTF-8.
-func (p *jsonParser) str() (string, error) {
-	p.pos++ // opening quote
-	start := p.pos
-	// fast path: no escapes, ASCII or valid UTF-8
-	for p.pos < len(p.data) {
-		c := p.data[p.pos]
-		if c == '"' {
-			s := p.data[start:p.pos]
-			p.pos++
-			if utf8.Valid(s) {
-				return p.intern(s), nil
+	switch v.Kind() {
+	case '"':
+		raw := v[1 : len(v)-1]
+		if bytes.IndexByte(raw, '\\') < 0 {
+			if utf8.Valid(raw) {
+				return p.node(yaml.ScalarNode, "!!str", p.intern(raw)), nil
 			}
-			return validUTF8(string(s)), nil
+			return p.node(yaml.ScalarNode, "!!str", validUTF8(string(raw))), nil
 		}
-		if c == '\\' {
-			break
+		// the only error left once jsontext has read the value is invalid UTF-8, replaced by U+FFFD
+		p.unquote, _ = jsontext.AppendUnquote(p.unquote[:0], v)
+		return p.node(yaml.ScalarNode, "!!str", string(p.unquote)), nil
+	case '0':
+		tag := "!!int"
+		if bytes.ContainsAny(v, ".eE") {
+			tag = "!!float"
 		}
-		if c < 0x20 {
-			return "", p.errorf("control character in a string")
-		}
-		p.pos++
-	}
-	var b strings.Builder
-	b.Write(p.data[start:p.pos])
-	for {
-		if p.pos >= len(p.data) {
-			return "", p.errorf("unterminated string")
-		}
-		c := p.data[p.pos]
-		switch {
-		case c == '"':
-			p.pos++
-			return validUTF8(b.String()), nil
-		case c < 0x20:
-			return "", p.errorf("control character in a string")
-		case c != '\\':
-			b.WriteByte(c)
-			p.pos++
-			continue
-		}
-		p.pos++
-		if p.pos >= len(p.data) {
-			return "", p.errorf("unterminated escape")
-		}
-		e := p.data[p.pos]
-		p.pos++
-		switch e {
-		case '"', '\\', '/':
-			b.WriteByte(e)
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			r, ok := p.hex4()
-			if !ok {
-				return "", p.errorf("invalid \\u escape")
-			}
-			if utf16.IsSurrogate(r) {
-				// a surrogate pair is two escapes; a lone surrogate becomes U+FFFD
-				save := p.pos
-				if p.pos+1 < len(p.data) && p.data[p.pos] == '\\' && p.data[p.pos+1] == 'u' {
-					p.pos += 2
-					if r2, ok := p.hex4(); ok {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							b.WriteRune(dec)
-							continue
-						}
-					}
-				}
-				p.pos = save
-				r = utf8.RuneError
-			}
-			b.WriteRune(r)
-		default:
-			return "", p.errorf("invalid escape \\%c", e)
-		}
+		return p.node(yaml.ScalarNode, tag, p.intern(v)), nil
+	case 't':
+		return p.node(yaml.ScalarNode, "!!bool", "true"), nil
+	case 'f':
+		return p.node(yaml.ScalarNode, "!!bool", "false"), nil
+	default: // 'n': ReadValue returns nothing else
+		return p.node(yaml.ScalarNode, "!!null", "null"), nil
 	}
 }
 
@@ -369,18 +181,6 @@ func validUTF8(s string) string {
 		i += size
 	}
 	return b.String()
-}
-
-func (p *jsonParser) hex4() (rune, bool) {
-	if p.pos+4 > len(p.data) {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(p.data[p.pos:p.pos+4]), 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	p.pos += 4
-	return rune(v), true
 }
 
 // AppendJSON appends the JSON form of a yaml.Node tree to dst, keeping the order of mapping keys.
@@ -549,13 +349,16 @@ func appendScalar(dst []byte, n *yaml.Node) ([]byte, error) {
 	return appendJSONString(dst, n.Value), nil
 }
 
+// isJSONNumber reports whether a YAML number is spelled as JSON spells numbers (not 0x10, +1, 1.,
+// .5, 1_000 or 007).
 func isJSONNumber(s string) bool {
-	p := jsonParser{data: []byte(s)}
-	if len(s) == 0 || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
-		return false
+	// most are small integers: no need for a decoder
+	digits := strings.TrimPrefix(s, "-")
+	if len(digits) > 0 && len(digits) < 19 && (digits[0] != '0' || len(digits) == 1) && strings.Trim(digits, "0123456789") == "" {
+		return true
 	}
-	_, err := p.scanNumber()
-	return err == nil && p.pos == len(s)
+	v := jsontext.Value(s)
+	return v.Kind() == '0' && v.IsValid()
 }
 
 const hexDigits = "0123456789abcdef"

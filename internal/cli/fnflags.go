@@ -205,12 +205,3 @@ func reportResults(stderr io.Writer, dir string, runs []fn.FunctionResults) erro
 	fmt.Fprintln(stderr, "results written to", p)
 	return nil
 }
-
-// readStdin reads a command's standard input, up to the ResourceList size limit.
-func readStdin(cmd interface{ InOrStdin() io.Reader }) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), fn.MaxResourceListBytes+1))
-	if err != nil {
-		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("read standard input: %w", err)}
-	}
-	return data, nil
-}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/invoke"
 	"github.com/krm-catalog/krm-catalog/fn/kpt"
 )
 
@@ -74,26 +75,31 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 	if renderErr != nil {
 		return renderErr
 	}
-	for _, s := range res.Package.Skipped {
-		fmt.Fprintf(stderr, "krm-catalog: %s: skipped, not a Kubernetes resource\n", s)
-	}
-	if output == "stdout" || dryRun {
-		fmt.Fprintf(stderr, "Successfully executed %d function(s) in %d package(s)\n", len(res.Runs), res.Packages)
-		data, err := (&fn.ResourceList{Items: res.Items}).Encode(fn.YAML)
-		if err != nil {
-			return err
-		}
-		_, err = cmd.OutOrStdout().Write(data)
-		return err
-	}
-	changes, err := res.Package.Write(res.Items)
+	reportSkipped(stderr, res.Package.Skipped)
+	show := output == "stdout" || dryRun
+	out, err := invoke.PackageOutput(res.Package, res.Items, show)
 	if err != nil {
 		return err
 	}
-	reportChanges(stderr, changes)
+	if show {
+		fmt.Fprintf(stderr, "Successfully executed %d function(s) in %d package(s)\n", len(res.Runs), res.Packages)
+		_, err = cmd.OutOrStdout().Write(out.Output)
+		return err
+	}
+	if err := out.Apply(); err != nil {
+		return err
+	}
+	reportChanges(stderr, out.Changes)
 	// kpt's summary, on stdout as kpt prints it, for scripts that read it
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "Successfully executed %d function(s) in %d package(s)\n", len(res.Runs), res.Packages)
 	return err
+}
+
+// reportSkipped says on stderr which files of a package were not read.
+func reportSkipped(stderr io.Writer, skipped []string) {
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "krm-catalog: %s: skipped, not a Kubernetes resource\n", s)
+	}
 }
 
 // reportChanges says on stderr which files a write changed.

@@ -1,19 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/krm-catalog/krm-catalog/fn"
-	"github.com/krm-catalog/krm-catalog/fn/runner"
-	"github.com/krm-catalog/krm-catalog/resolver"
+	"github.com/krm-catalog/krm-catalog/fn/invoke"
 )
 
 func newFnCmd() *cobra.Command {
@@ -61,154 +55,49 @@ written), 2 for usage errors such as an untrusted catalog.`,
 	return cmd
 }
 
-// readConfigs reads function configs: every document of every file, in order. local lists the
-// files whose documents are all local config (config.kubernetes.io/local-config: "true"): only those
-// are left out of a package they live in; any other config file there is one of its resources.
-func readConfigs(files []string) (configs []*yaml.RNode, local []string, err error) {
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, nil, &exitError{code: ExitUsage, err: fmt.Errorf("--fn-config: %w", err)}
-		}
-		rl, _, err := fn.DecodeInput(data)
-		if err != nil {
-			return nil, nil, &exitError{code: ExitUsage, err: fmt.Errorf("--fn-config %s: %w", f, err)}
-		}
-		allLocal := len(rl.Items) > 0
-		for _, it := range rl.Items {
-			allLocal = allLocal && fn.IsLocalConfig(it)
-		}
-		if allLocal {
-			local = append(local, f)
-		}
-		configs = append(configs, rl.Items...)
-	}
-	return configs, local, nil
-}
-
-// target is what fn run works on: a package directory, or standard input.
-type target struct {
-	items []*yaml.RNode
-	pkg   *fn.Package
-	in    fn.Input
-	list  *fn.ResourceList
-	err   error
-}
-
-func (t target) skipped() []string {
-	if t.pkg == nil {
-		return nil
-	}
-	return t.pkg.Skipped
-}
-
-func readTarget(cmd *cobra.Command, path string, localConfigs []string) target {
-	if path == "-" {
-		data, err := readStdin(cmd)
-		if err != nil {
-			return target{err: err}
-		}
-		list, in, err := fn.DecodeInput(data)
-		if err != nil {
-			return target{err: &exitError{code: ExitUsage, err: fmt.Errorf("standard input: %w", err)}}
-		}
-		return target{items: list.Items, in: in, list: list}
-	}
-	pkg, items, err := fn.ReadPackage(path, localConfigs...)
-	if err != nil {
-		return target{err: &exitError{code: ExitUsage, err: err}}
-	}
-	return target{items: items, pkg: pkg}
-}
-
 func fnRun(ctx context.Context, cmd *cobra.Command, o *fnOptions, targetPath string, configFiles []string, resultsDir string, dryRun bool) error {
-	configs, localConfigs, err := readConfigs(configFiles)
-	if err != nil {
-		return err
-	}
 	stderr := cmd.ErrOrStderr()
 	r, err := o.runner(stderr, "")
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-
-	// the input is read and parsed while the functions are resolved and fetched
-	read := make(chan target, 1)
-	go func() { read <- readTarget(cmd, targetPath, localConfigs) }()
-	var got target
-	if len(configs) == 0 {
-		got = <-read
-		if got.err == nil && got.list != nil && got.list.FunctionConfig != nil {
-			configs = []*yaml.RNode{got.list.FunctionConfig}
-		}
-		read <- got
+	req := invoke.Request{ConfigFiles: configFiles, Dir: targetPath, DryRun: dryRun}
+	if targetPath == "-" {
+		req.Dir, req.Stdin = "", cmd.InOrStdin()
 	}
-	if len(configs) == 0 {
-		if got.err != nil {
-			return got.err
-		}
-		return &exitError{code: ExitUsage, err: errors.New("no function to run: give --fn-config FILE")}
+	res, runErr := invoke.Run(ctx, r, req)
+	if res == nil {
+		return invokeExit(runErr)
 	}
-	steps, invalid, prepErr := r.Prepare(ctx, configs)
-	got = <-read
-	if got.err != nil {
-		return got.err
-	}
-	for _, s := range got.skipped() {
-		fmt.Fprintf(stderr, "krm-catalog: %s: skipped, not a Kubernetes resource\n", s)
-	}
-	if prepErr != nil {
-		if err := reportResults(stderr, resultsDir, invalid); err != nil {
-			return err
-		}
-		return prepErr
-	}
-	out, runs, runErr := fn.Run(ctx, steps, got.items)
-	// what would be written is worked out before the results are reported, so that a run rejected
-	// here (a path the write rule refuses, two resources at one path and index) is in results.yaml
-	var data []byte
-	var changes []fn.FileChange
-	if runErr == nil {
-		data, changes, runErr = fnRunOutput(got, targetPath == "-", dryRun, out, runs)
-		if runErr != nil {
-			runs = fn.RejectedRun(runs, "krm-catalog fn run: write", runErr)
-		}
-	}
-	if err := reportResults(stderr, resultsDir, runs); err != nil {
+	reportSkipped(stderr, res.Skipped)
+	if err := reportResults(stderr, resultsDir, res.Runs); err != nil {
 		return err
 	}
 	if runErr != nil {
 		return runErr
 	}
-	if data != nil {
-		_, err := cmd.OutOrStdout().Write(data)
+	if res.Output != nil {
+		_, err := cmd.OutOrStdout().Write(res.Output)
 		return err
 	}
-	if err := got.pkg.Apply(changes); err != nil {
+	if err := res.Apply(); err != nil {
 		return err
 	}
-	reportChanges(stderr, changes)
+	reportChanges(stderr, res.Changes)
 	return nil
 }
 
-// fnRunOutput encodes what fn run prints (standard input's shape, or a --dry-run list), or plans
-// the changes to the package directory.
-func fnRunOutput(got target, stdin, dryRun bool, out []*yaml.RNode, runs []fn.FunctionResults) ([]byte, []fn.FileChange, error) {
-	switch {
-	case stdin:
-		res := &fn.ResourceList{APIVersion: got.list.APIVersion, Items: out, FunctionConfig: got.list.FunctionConfig}
-		for _, run := range runs {
-			res.Results = append(res.Results, run.Results...)
-		}
-		data, err := res.EncodeOutput(got.in)
-		return data, nil, err
-	case dryRun:
-		data, err := (&fn.ResourceList{Items: out}).Encode(fn.YAML)
-		return data, nil, err
+// invokeExit makes input that could not be read a usage error.
+func invokeExit(err error) error {
+	if errors.Is(err, invoke.ErrNoFunction) {
+		return &exitError{code: ExitUsage, err: fmt.Errorf("%w: give --fn-config FILE", err)}
 	}
-	changes, err := got.pkg.Plan(out)
-	return nil, changes, err
+	var ie *invoke.InputError
+	if errors.As(err, &ie) {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	return err
 }
 
 func newFnProxyCmd() *cobra.Command {
@@ -243,45 +132,20 @@ tool started the proxy. A top-level runtime field is honoured.`,
 }
 
 func fnProxy(ctx context.Context, cmd *cobra.Command, o *fnOptions) error {
-	data, err := readStdin(cmd)
+	data, err := invoke.ReadInput(cmd.InOrStdin())
 	if err != nil {
-		return err
+		return invokeExit(err)
 	}
-	list, format, err := fn.DecodeResourceList(data)
-	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
-	}
-	if list.FunctionConfig == nil {
-		return &exitError{code: ExitUsage, err: errors.New("the ResourceList has no functionConfig to resolve")}
-	}
-	cfg := list.FunctionConfig.Copy()
-	for _, k := range []string{resolver.FunctionAnnotation, "config.k8s.io/function"} {
-		if err := cfg.PipeE(yaml.ClearAnnotation(k)); err != nil {
-			return err
-		}
-	}
-	stderr := cmd.ErrOrStderr()
-	r, err := o.runner(stderr, "")
+	r, err := o.runner(cmd.ErrOrStderr(), "")
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	out, runs, runErr := r.Run(ctx, []*yaml.RNode{cfg}, list.Items)
-	res := &fn.ResourceList{APIVersion: list.APIVersion, Items: out, FunctionConfig: list.FunctionConfig}
-	if runErr != nil {
-		res.Items = list.Items
+	out, runErr := invoke.Proxy(ctx, r, data)
+	if out == nil {
+		return invokeExit(runErr)
 	}
-	for _, run := range runs {
-		res.Results = append(res.Results, run.Results...)
-	}
-	if runErr != nil && len(res.Results) == 0 && !errors.Is(runErr, runner.ErrInvalidConfig) {
-		res.Results = append(res.Results, fn.Result{Message: runErr.Error(), Severity: fn.SeverityError})
-	}
-	enc, err := res.Encode(format)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(cmd.OutOrStdout(), bytes.NewReader(enc)); err != nil {
+	if _, err := cmd.OutOrStdout().Write(out); err != nil {
 		return err
 	}
 	return runErr

@@ -1,0 +1,278 @@
+// Package invoke runs functions over one input, as `fn run` and `fn proxy` do: it reads the
+// function configs and the input (a package directory, or a ResourceList or stream of resources on
+// standard input), has the configs prepared while the input is read, runs the pipeline, and works
+// out what comes of it: bytes to print in the input's shape, or the changes to the package under
+// its write rule (fn.Package.Writable). It prints nothing: commands print what it returns.
+package invoke
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/resolver"
+)
+
+// Preparer readies function configs as pipeline steps; fn/runner's Runner is one. When a config is
+// invalid, the results say why and nothing is to run.
+type Preparer interface {
+	Prepare(ctx context.Context, configs []*yaml.RNode) ([]fn.Step, []fn.FunctionResults, error)
+}
+
+// InputError is input that could not be read or understood: a config file, standard input, the
+// package directory, or no function to run at all. Nothing ran. Commands report it as a usage
+// error.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// ErrNoFunction: no config file was given and the input holds no functionConfig (an InputError).
+var ErrNoFunction = errors.New("no function to run")
+
+func inputErrorf(format string, args ...any) error {
+	return &InputError{Err: fmt.Errorf(format, args...)}
+}
+
+// Request is one run.
+type Request struct {
+	// ConfigFiles hold the function configs: every document of every file, in order. With none, the
+	// functionConfig of a ResourceList on Stdin is run.
+	ConfigFiles []string
+	// Dir is the package directory to run over and write back into; "" reads Stdin instead.
+	Dir string
+	// Stdin holds a ResourceList or a stream of resources (YAML or JSON) when Dir is "".
+	Stdin io.Reader
+	// DryRun returns the resulting resources of a package, with their path annotations, as a YAML
+	// ResourceList to print instead of changes to write.
+	DryRun bool
+}
+
+// Outcome is what a run came to.
+type Outcome struct {
+	// Skipped lists the package's files that were not read: they hold no Kubernetes resources.
+	Skipped []string
+	// Runs are the results of every function that ran, or of the invalid configs; with an error, a
+	// write the package refused is the last entry.
+	Runs []fn.FunctionResults
+	// Output is what to print: the result in the shape of standard input, or a dry run's list. It is
+	// nil when the result goes into the package directory.
+	Output []byte
+	// Changes are the files Apply writes or deletes.
+	Changes []fn.FileChange
+
+	pkg *fn.Package
+}
+
+// Apply writes the changes into the package directory; it does nothing when there is none.
+func (o *Outcome) Apply() error {
+	if o.pkg == nil {
+		return nil
+	}
+	return o.pkg.Apply(o.Changes)
+}
+
+// source is the input as read: the resources, and what they came from.
+type source struct {
+	items []*yaml.RNode
+	pkg   *fn.Package
+	in    fn.Input
+	list  *fn.ResourceList
+	err   error
+}
+
+// Run reads the request's configs and input, prepares the configs with p while the input is read,
+// and runs them. The Outcome is returned with an error too, carrying what is known by then (the
+// skipped files, the runs so far) so that the caller can report it; nothing is written (Apply is
+// the caller's).
+func Run(ctx context.Context, p Preparer, req Request) (*Outcome, error) {
+	configs, localConfigs, err := ReadConfigs(req.ConfigFiles)
+	if err != nil {
+		return nil, err
+	}
+	// the input is read and parsed while the functions are resolved and fetched
+	read := make(chan source, 1)
+	go func() { read <- readSource(req, localConfigs) }()
+	var got source
+	if len(configs) == 0 {
+		got = <-read
+		if got.err == nil && got.list != nil && got.list.FunctionConfig != nil {
+			configs = []*yaml.RNode{got.list.FunctionConfig}
+		}
+		read <- got
+	}
+	if len(configs) == 0 {
+		if got.err != nil {
+			return nil, got.err
+		}
+		return nil, &InputError{Err: ErrNoFunction}
+	}
+	steps, invalid, prepErr := p.Prepare(ctx, configs)
+	got = <-read
+	if got.err != nil {
+		return nil, got.err
+	}
+	o := &Outcome{}
+	if got.pkg != nil {
+		o.Skipped = got.pkg.Skipped
+	}
+	if prepErr != nil {
+		o.Runs = invalid
+		return o, prepErr
+	}
+	out, runs, runErr := fn.Run(ctx, steps, got.items)
+	o.Runs = runs
+	if runErr != nil {
+		return o, runErr
+	}
+	// what would be written is worked out before the results are reported, so that a run rejected
+	// here (a path the write rule refuses, two resources at one path and index) is in the results
+	if err := o.output(got, req.DryRun, out); err != nil {
+		o.Runs = fn.RejectedRun(o.Runs, "krm-catalog fn run: write", err)
+		return o, err
+	}
+	return o, nil
+}
+
+// output encodes what is printed (standard input's shape, or a dry run's list), or plans the
+// changes to the package directory.
+func (o *Outcome) output(got source, dryRun bool, out []*yaml.RNode) error {
+	if got.pkg == nil {
+		res := &fn.ResourceList{APIVersion: got.list.APIVersion, Items: out, FunctionConfig: got.list.FunctionConfig}
+		for _, run := range o.Runs {
+			res.Results = append(res.Results, run.Results...)
+		}
+		data, err := res.EncodeOutput(got.in)
+		o.Output = data
+		return err
+	}
+	po, err := PackageOutput(got.pkg, out, dryRun)
+	if err != nil {
+		return err
+	}
+	o.Output, o.Changes, o.pkg = po.Output, po.Changes, po.pkg
+	return nil
+}
+
+// PackageOutput is what comes of a pipeline over a package: with print, its resources with their
+// path annotations as a YAML ResourceList to print; otherwise the changes that writing them back
+// makes (fn.Package.Plan: the write rule holds, or nothing is to be written).
+func PackageOutput(pkg *fn.Package, items []*yaml.RNode, print bool) (*Outcome, error) {
+	if print {
+		data, err := (&fn.ResourceList{Items: items}).Encode(fn.YAML)
+		if err != nil {
+			return nil, err
+		}
+		return &Outcome{Skipped: pkg.Skipped, Output: data}, nil
+	}
+	changes, err := pkg.Plan(items)
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Skipped: pkg.Skipped, Changes: changes, pkg: pkg}, nil
+}
+
+// ReadConfigs reads function configs: every document of every file, in order. local lists the
+// files whose documents are all local config (config.kubernetes.io/local-config: "true"): only those
+// are left out of a package they live in; any other config file there is one of its resources.
+func ReadConfigs(files []string) (configs []*yaml.RNode, local []string, err error) {
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, &InputError{Err: fmt.Errorf("read function config: %w", err)}
+		}
+		rl, _, err := fn.DecodeInput(data)
+		if err != nil {
+			return nil, nil, inputErrorf("function config %s: %w", f, err)
+		}
+		allLocal := len(rl.Items) > 0
+		for _, it := range rl.Items {
+			allLocal = allLocal && fn.IsLocalConfig(it)
+		}
+		if allLocal {
+			local = append(local, f)
+		}
+		configs = append(configs, rl.Items...)
+	}
+	return configs, local, nil
+}
+
+func readSource(req Request, localConfigs []string) source {
+	if req.Dir == "" {
+		data, err := ReadInput(req.Stdin)
+		if err != nil {
+			return source{err: err}
+		}
+		list, in, err := fn.DecodeInput(data)
+		if err != nil {
+			return source{err: inputErrorf("standard input: %w", err)}
+		}
+		return source{items: list.Items, in: in, list: list}
+	}
+	pkg, items, err := fn.ReadPackage(req.Dir, localConfigs...)
+	if err != nil {
+		return source{err: &InputError{Err: err}}
+	}
+	return source{items: items, pkg: pkg}
+}
+
+// ReadInput reads standard input up to the ResourceList size limit (one byte more, so that the
+// decoder reports an input above it).
+func ReadInput(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, fn.MaxResourceListBytes+1))
+	if err != nil {
+		return nil, &InputError{Err: fmt.Errorf("read standard input: %w", err)}
+	}
+	return data, nil
+}
+
+// Proxy runs, over a ResourceList, the function its functionConfig names, as a KRM function that
+// stands in for it would: the config.kubernetes.io/function annotation (how the calling tool
+// started the proxy) is ignored, and a failure comes back in the list's results as well as in the
+// error. The output is the ResourceList in the input's format; with an error, it holds the input's
+// items.
+func Proxy(ctx context.Context, p Preparer, data []byte) ([]byte, error) {
+	list, format, err := fn.DecodeResourceList(data)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	if list.FunctionConfig == nil {
+		return nil, inputErrorf("the ResourceList has no functionConfig to resolve")
+	}
+	cfg := list.FunctionConfig.Copy()
+	for _, k := range []string{resolver.FunctionAnnotation, "config.k8s.io/function"} {
+		if err := cfg.PipeE(yaml.ClearAnnotation(k)); err != nil {
+			return nil, err
+		}
+	}
+	out, runs, runErr := run(ctx, p, []*yaml.RNode{cfg}, list.Items)
+	res := &fn.ResourceList{APIVersion: list.APIVersion, Items: out, FunctionConfig: list.FunctionConfig}
+	if runErr != nil {
+		res.Items = list.Items
+	}
+	for _, run := range runs {
+		res.Results = append(res.Results, run.Results...)
+	}
+	// an invalid config already has its violations as results
+	if runErr != nil && len(res.Results) == 0 {
+		res.Results = append(res.Results, fn.Result{Message: runErr.Error(), Severity: fn.SeverityError})
+	}
+	enc, err := res.Encode(format)
+	if err != nil {
+		return nil, err
+	}
+	return enc, runErr
+}
+
+func run(ctx context.Context, p Preparer, configs, items []*yaml.RNode) ([]*yaml.RNode, []fn.FunctionResults, error) {
+	steps, invalid, err := p.Prepare(ctx, configs)
+	if err != nil {
+		return nil, invalid, err
+	}
+	return fn.Run(ctx, steps, items)
+}

@@ -1,0 +1,213 @@
+package invoke
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+)
+
+// setNamespace is a function that sets every item's namespace to the config's, or, with path set,
+// moves every item to that path annotation.
+type setNamespace struct{ path string }
+
+func (f setNamespace) Run(_ context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+	ns, err := in.FunctionConfig.GetString("namespace")
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range in.Items {
+		if err := it.SetNamespace(ns); err != nil {
+			return nil, err
+		}
+		if f.path != "" {
+			if err := it.PipeE(yaml.SetAnnotation("internal.config.kubernetes.io/path", f.path)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return in, nil
+}
+
+// preparer makes one step per config; invalid configs (kind Invalid) fail as a runner's do.
+type preparer struct {
+	f fn.Function
+}
+
+func (p *preparer) Prepare(_ context.Context, configs []*yaml.RNode) ([]fn.Step, []fn.FunctionResults, error) {
+	var steps []fn.Step
+	for _, c := range configs {
+		if c.GetKind() == "Invalid" {
+			return nil, []fn.FunctionResults{{Function: "Invalid", ExitCode: 1, Results: []fn.Result{{Message: "bad", Severity: fn.SeverityError}}}}, errors.New("invalid config")
+		}
+		steps = append(steps, fn.Step{Name: c.GetKind(), Function: p.f, Config: c})
+	}
+	return steps, nil, nil
+}
+
+const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # kept\n"
+
+func writeFile(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunStandardInput(t *testing.T) {
+	t.Parallel()
+	cfgDir := t.TempDir()
+	cfg := writeFile(t, cfgDir, "fn.yaml", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nmetadata:\n  name: ns\nnamespace: shop\n")
+	invalid := writeFile(t, cfgDir, "invalid.yaml", "apiVersion: fn.example.com/v1\nkind: Invalid\nmetadata:\n  name: x\n")
+	list := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- " + strings.ReplaceAll(strings.TrimSuffix(cm, "\n"), "\n", "\n  ") +
+		"\nfunctionConfig:\n  apiVersion: fn.example.com/v1\n  kind: SetNamespace\n  metadata:\n    name: ns\n  namespace: from-list\n"
+	tests := []struct {
+		name    string
+		configs []string
+		stdin   string
+		want    string
+		runs    int
+		wantErr func(error) bool
+	}{
+		{name: "stream in, stream out", configs: []string{cfg}, stdin: cm,
+			want: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # kept\n  namespace: shop\n", runs: 1},
+		{name: "the list's functionConfig", stdin: list, runs: 1,
+			want: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a # kept\n    namespace: from-list\nfunctionConfig:\n  apiVersion: fn.example.com/v1\n  kind: SetNamespace\n  metadata:\n    name: ns\n  namespace: from-list\n"},
+		{name: "no function", stdin: cm, wantErr: func(err error) bool {
+			var ie *InputError
+			return errors.Is(err, ErrNoFunction) && errors.As(err, &ie)
+		}},
+		{name: "unreadable input", configs: []string{cfg}, stdin: "a: [", wantErr: func(err error) bool {
+			var ie *InputError
+			return errors.As(err, &ie) && strings.Contains(err.Error(), "standard input")
+		}},
+		{name: "missing config file", configs: []string{filepath.Join(cfgDir, "nope.yaml")}, stdin: cm, wantErr: func(err error) bool {
+			var ie *InputError
+			return errors.As(err, &ie) && errors.Is(err, os.ErrNotExist)
+		}},
+		{name: "invalid config: its results, nothing ran", configs: []string{invalid}, stdin: cm, runs: 1, wantErr: func(err error) bool {
+			var ie *InputError
+			return err != nil && !errors.As(err, &ie)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := &preparer{f: setNamespace{}}
+			out, err := Run(context.Background(), p, Request{ConfigFiles: tc.configs, Stdin: strings.NewReader(tc.stdin)})
+			if tc.wantErr != nil {
+				if !tc.wantErr(err) {
+					t.Fatalf("error %v is not the one expected", err)
+				}
+				if out != nil && len(out.Runs) != tc.runs {
+					t.Errorf("%d runs reported, want %d", len(out.Runs), tc.runs)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, string(out.Output)); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+			if len(out.Runs) != tc.runs || out.Changes != nil {
+				t.Errorf("runs %d, changes %v; want %d runs and no change", len(out.Runs), out.Changes, tc.runs)
+			}
+		})
+	}
+}
+
+func TestRunPackage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		path    string // where the function moves the items
+		dryRun  bool
+		want    map[string]string
+		output  string
+		wantErr bool
+	}{
+		{name: "written back", want: map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # kept\n  namespace: shop\n"}},
+		{name: "dry run prints, writes nothing", dryRun: true, want: map[string]string{"cm.yaml": cm},
+			output: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a # kept\n    annotations:\n      internal.config.kubernetes.io/path: 'cm.yaml'\n      config.kubernetes.io/path: 'cm.yaml'\n      internal.config.kubernetes.io/index: '0'\n      config.kubernetes.io/index: '0'\n    namespace: shop\n"},
+		{name: "the write rule refuses: a rejected run, nothing written", path: "run.sh", want: map[string]string{"cm.yaml": cm}, wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			writeFile(t, dir, "cm.yaml", cm)
+			cfg := writeFile(t, t.TempDir(), "fn.yaml", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nmetadata:\n  name: ns\nnamespace: shop\n")
+			out, err := Run(context.Background(), &preparer{f: setNamespace{path: tc.path}}, Request{ConfigFiles: []string{cfg}, Dir: dir, DryRun: tc.dryRun})
+			if tc.wantErr {
+				if err == nil || !errors.Is(err, fn.ErrInvalidPackage) {
+					t.Fatalf("error %v, want fn.ErrInvalidPackage", err)
+				}
+				if last := out.Runs[len(out.Runs)-1]; last.ExitCode != 1 || !strings.Contains(last.Results[0].Message, "run.sh") {
+					t.Errorf("the last run is %+v, want the refused write", last)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tc.output, string(out.Output)); diff != "" {
+					t.Errorf("output (-want +got):\n%s", diff)
+				}
+				if err := out.Apply(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for name, want := range tc.want {
+				got, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want, string(got)); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", name, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestProxy(t *testing.T) {
+	t.Parallel()
+	list := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\nfunctionConfig:\n  apiVersion: fn.example.com/v1\n  kind: %s\n  metadata:\n    name: ns\n    annotations:\n      config.kubernetes.io/function: |\n        exec:\n          path: krm-catalog\n  namespace: shop\n"
+	t.Run("runs the config's function, not the annotation's", func(t *testing.T) {
+		t.Parallel()
+		out, err := Proxy(context.Background(), &preparer{f: setNamespace{}}, []byte(strings.Replace(list, "%s", "SetNamespace", 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), "    namespace: shop\n") {
+			t.Errorf("the item has no namespace:\n%s", out)
+		}
+	})
+	t.Run("a failure is in the results, the items unchanged", func(t *testing.T) {
+		t.Parallel()
+		out, err := Proxy(context.Background(), &preparer{f: setNamespace{}}, []byte(strings.Replace(list, "%s", "Invalid", 1)))
+		if err == nil {
+			t.Fatal("no error")
+		}
+		if !strings.Contains(string(out), "results:\n- message: bad\n  severity: error\n") || strings.Contains(string(out), "    namespace: shop\n") {
+			t.Errorf("output:\n%s", out)
+		}
+	})
+	t.Run("no functionConfig", func(t *testing.T) {
+		t.Parallel()
+		_, err := Proxy(context.Background(), &preparer{}, []byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"))
+		var ie *InputError
+		if !errors.As(err, &ie) {
+			t.Fatalf("error %v, want an InputError", err)
+		}
+	})
+}
