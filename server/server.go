@@ -9,14 +9,15 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -77,6 +78,7 @@ type Server struct {
 	cache     *ContentCache
 	metrics   *httpMetrics
 	router    chi.Router
+	ids       httpx.RequestIDs
 
 	// Cache-Control values of the curl endpoints, built once
 	cacheLatest, cacheImmutable []string
@@ -137,7 +139,7 @@ func New(cfg Config) (*Server, error) {
 	}
 
 	r := chi.NewRouter()
-	r.Use(middleware.RequestID, s.observe, middleware.Recoverer, middleware.GetHead, s.deadline)
+	r.Use(s.ids.Middleware, s.observe, s.recoverPanics, httpx.HeadAsGet, s.deadline)
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.handle(s.readyz))
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
@@ -212,7 +214,7 @@ func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 // debug level: at load, a line per request at info would be hundreds of megabytes an hour.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		ww := &httpx.StatusRecorder{ResponseWriter: w}
 		start := time.Now()
 		next.ServeHTTP(ww, r)
 		took := time.Since(start)
@@ -224,10 +226,36 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.Int("status", ww.Status()),
-			slog.Int("bytes", ww.BytesWritten()),
+			slog.Int("bytes", ww.Bytes()),
 			slog.Duration("duration", took),
 			slog.String("remote", r.RemoteAddr),
-			slog.String("request_id", middleware.GetReqID(r.Context())),
+			slog.String("request_id", httpx.RequestID(r.Context())),
 		)
+	})
+}
+
+// recoverPanics turns a handler's panic into a 500 and an error log line with the stack, so that
+// one bad request does not take the process down. http.ErrAbortHandler is net/http's way to abort
+// a response on purpose and is passed on.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.logger.LogAttrs(r.Context(), slog.LevelError, "handler panicked",
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.String("request_id", httpx.RequestID(r.Context())),
+				slog.Any("panic", v),
+				slog.String("stack", string(debug.Stack())),
+			)
+			w.WriteHeader(http.StatusInternalServerError)
+		}()
+		next.ServeHTTP(w, r)
 	})
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
-	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/store"
@@ -155,7 +154,7 @@ func (s *Site) handle(h handlerFunc) http.HandlerFunc {
 			s.logger.DebugContext(r.Context(), "page unavailable", slog.String("path", r.URL.Path), slog.Any("error", err))
 		default:
 			// the ID ties what the visitor reports to the log line
-			e.RequestID = middleware.GetReqID(r.Context())
+			e.RequestID = httpx.RequestID(r.Context())
 			s.logger.ErrorContext(r.Context(), "page failed", slog.String("path", r.URL.Path), slog.String("request_id", e.RequestID), slog.Any("error", err))
 		}
 		if err := s.render(w, r, e.Status, "error", page{Title: e.Heading, NoHeaderSearch: true, Body: e}); err != nil {

@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
 
+	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -27,7 +27,7 @@ func newSite(t *testing.T, cfg Config) http.Handler {
 		t.Fatal(err)
 	}
 	r := chi.NewRouter()
-	r.Use(middleware.GetHead)
+	r.Use(httpx.HeadAsGet)
 	site.Mount(r)
 	return r
 }

@@ -1,5 +1,6 @@
-// Package httpx holds the two pieces of HTTP semantics the API and the website both need:
-// If-None-Match comparison and Accept negotiation with q-values.
+// Package httpx holds the HTTP semantics the API and the website both need: If-None-Match
+// comparison, Accept negotiation with q-values, and the middleware both run behind (request IDs,
+// HEAD answered by GET routes, a status-recording writer).
 package httpx
 
 import (
