@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -268,26 +269,81 @@ func fromStarlarkList(d *starlark.Dict, in *fn.ResourceList) (*fn.ResourceList, 
 	return out, nil
 }
 
-// kptKeyOrder orders a dict's items as kpt writes them: kpt's starlark function turns the dict into a
-// Go map and marshals it (sorting the keys), then formats each resource with kyaml's FormatFilter,
-// which puts the fields Kubernetes knows first in their usual order (yaml.FieldOrder: apiVersion,
-// kind, metadata, ...) and the others after them, sorted. The pipeline then gives fields the input
-// already had their order back, so the order shows on what the script created.
+// kptKeyOrder orders a dict's items as kpt's starlark function writes them: its SimpleFilter turns
+// the resource list into Go maps (starlib's util.Unmarshal) and writes them with yaml.Marshal, which
+// sorts every map's keys with yaml.v3's key order (yamlKeyLess); nothing reorders them afterwards.
+// kpt then gives the fields an input item already had their order back (as fn.Restore does here),
+// so the order shows on what the script created.
 func kptKeyOrder(items []starlark.Tuple) []starlark.Tuple {
 	key := func(t starlark.Tuple) string { s, _ := starlark.AsString(t[0]); return s }
-	sort.SliceStable(items, func(a, b int) bool {
-		ka, kb := key(items[a]), key(items[b])
-		oa, knownA := yaml.FieldOrder[ka]
-		ob, knownB := yaml.FieldOrder[kb]
-		switch {
-		case knownA && knownB:
-			return oa < ob
-		case knownA != knownB:
-			return knownA
-		}
-		return ka < kb
-	})
+	sort.SliceStable(items, func(a, b int) bool { return yamlKeyLess(key(items[a]), key(items[b])) })
 	return items
+}
+
+// yamlKeyLess is the order yaml.v3's encoder gives string map keys: letters compare as runes, a run
+// of digits compares by its value (so "a2" < "a10"), a letter sorts after a digit or punctuation
+// unless the characters before were digits ("1a" < "1-"), and a prefix sorts first.
+func yamlKeyLess(a, b string) bool {
+	ar, br := []rune(a), []rune(b)
+	afterDigit := false
+	for i := 0; i < len(ar) && i < len(br); i++ {
+		ca, cb := ar[i], br[i]
+		if ca == cb {
+			afterDigit = unicode.IsDigit(ca)
+			continue
+		}
+		la, lb := unicode.IsLetter(ca), unicode.IsLetter(cb)
+		switch {
+		case la && lb:
+			return ca < cb
+		case la != lb:
+			// after digits, a letter ends the number and sorts first; elsewhere it sorts last
+			return la == afterDigit
+		}
+		na, ea := digitRun(ar, i)
+		nb, eb := digitRun(br, i)
+		if (ca == '0' || cb == '0') && nonZeroBefore(ar, i) {
+			// yaml.v3 counts a zero inside a number as a digit of that number, not a leading zero
+			na, nb = prefixOne(ar, i, ea), prefixOne(br, i, eb)
+		}
+		if na != nb {
+			return na < nb
+		}
+		if ea != eb {
+			return ea < eb
+		}
+		return ca < cb
+	}
+	return len(ar) < len(br)
+}
+
+// digitRun reads the run of digits starting at i: its value (int64 arithmetic, wrapping as
+// yaml.v3's does) and where it ends.
+func digitRun(r []rune, i int) (int64, int) {
+	var n int64
+	for ; i < len(r) && unicode.IsDigit(r[i]); i++ {
+		n = n*10 + int64(r[i]-'0')
+	}
+	return n, i
+}
+
+// prefixOne is digitRun's value of r[i:end] read after a leading 1.
+func prefixOne(r []rune, i, end int) int64 {
+	n := int64(1)
+	for ; i < end; i++ {
+		n = n*10 + int64(r[i]-'0')
+	}
+	return n
+}
+
+// nonZeroBefore reports whether the digits just before i (the same in both keys) hold a non-zero one.
+func nonZeroBefore(r []rune, i int) bool {
+	for j := i - 1; j >= 0 && unicode.IsDigit(r[j]); j-- {
+		if r[j] != '0' {
+			return true
+		}
+	}
+	return false
 }
 
 // fromStarlark converts a starlark value back to a YAML node.

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"go.starlark.net/starlark"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
@@ -177,22 +179,104 @@ func TestStarlarkPrintGoesToStderr(t *testing.T) {
 	}
 }
 
-// kpt writes the keys of dicts a script creates sorted, known Kubernetes fields first
-// (yaml.Marshal of a Go map, then kyaml's FormatFilter).
+// kpt's starlark function writes the keys of dicts a script creates sorted as yaml.Marshal sorts a
+// Go map's (its SimpleFilter runs no FormatFilter): a new container is image, name, ports, a new
+// resource apiVersion, data, kind, metadata. Keys an item had keep their order (fn.Restore).
 func TestStarlarkSortsKeysAsKpt(t *testing.T) {
 	t.Parallel()
-	out, err := (&Function{Script: `ctx.resource_list["items"][1]["metadata"]["labels"] = {"z": "1", "a": "2"}
-ctx.resource_list["items"].append({"data": {"b": "1", "a": "2"}, "metadata": {"name": "n"}, "kind": "ConfigMap", "apiVersion": "v1"})`}).Run(context.Background(), list(t))
+	out, err := (&Function{Script: `ctx.resource_list["items"][1]["metadata"]["labels"] = {"z": "1", "a10": "3", "a2": "2"}
+ctx.resource_list["items"].append({"data": {"b": "1", "a": "2"}, "metadata": {"name": "n"}, "kind": "ConfigMap", "apiVersion": "v1",
+    "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 1}]}]}})`}).Run(context.Background(), list(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	meta, _ := out.Items[1].Pipe(yaml.Lookup("metadata"))
-	if s, _ := meta.String(); s != "name: web\nlabels:\n  a: \"2\"\n  z: \"1\"\n" {
-		t.Errorf("metadata =\n%s", s)
+	if diff := cmp.Diff("labels:\n  a2: \"2\"\n  a10: \"3\"\n  z: \"1\"\nname: web\n", meta.MustString()); diff != "" {
+		t.Errorf("metadata (-want +got):\n%s", diff)
 	}
-	if s, _ := out.Items[2].String(); s != "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\ndata:\n  a: \"2\"\n  b: \"1\"\n" {
-		t.Errorf("new item =\n%s", s)
+	want := `apiVersion: v1
+data:
+  a: "2"
+  b: "1"
+kind: ConfigMap
+metadata:
+  name: n
+spec:
+  containers:
+  - image: i
+    name: c
+    ports:
+    - containerPort: 1
+`
+	if diff := cmp.Diff(want, out.Items[2].MustString()); diff != "" {
+		t.Errorf("new item (-want +got):\n%s", diff)
 	}
+}
+
+// yamlEncoderOrder is the order yaml.v3's encoder writes the keys of a Go map in.
+func yamlEncoderOrder(t testing.TB, keys []string) []string {
+	t.Helper()
+	m := make(map[string]int, len(keys))
+	for _, k := range keys {
+		m[k] = 0
+	}
+	var n yaml.Node
+	if err := n.Encode(m); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]string, 0, len(keys))
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		got = append(got, n.Content[i].Value)
+	}
+	return got
+}
+
+func keyOrder(keys []string) []string {
+	items := make([]starlark.Tuple, 0, len(keys))
+	for _, k := range keys {
+		items = append(items, starlark.Tuple{starlark.String(k), starlark.None})
+	}
+	out := make([]string, 0, len(keys))
+	for _, kv := range kptKeyOrder(items) {
+		out = append(out, string(kv[0].(starlark.String)))
+	}
+	return out
+}
+
+// kptKeyOrder is yaml.v3's map key order, checked against the encoder itself.
+func TestKptKeyOrderIsYAMLEncoderOrder(t *testing.T) {
+	t.Parallel()
+	for _, keys := range [][]string{
+		{"name", "image", "ports", "args", "env"},
+		{"spec", "metadata", "kind", "apiVersion", "data", "status"},
+		{"a10", "a2", "a1", "b", "a"},
+		{"x01", "x1", "x001", "x10", "x010", "x0"},
+		{"10", "9", "1a", "1-", "1", "-", "_", "a", "A", "Z", "z"},
+		{"a.b", "a-b", "a_b", "ab", "a/b", "a0", "é", "e", "ß"},
+		{"v1beta1", "v1", "v1alpha2", "v10", "v2"},
+		{"k8s.io/x", "k8s10.io", "k8s9.io", "app.kubernetes.io/name", "app"},
+		{"99999999999999999999", "9", "100000000000000000000"},
+	} {
+		if diff := cmp.Diff(yamlEncoderOrder(t, keys), keyOrder(keys)); diff != "" {
+			t.Errorf("%q (-yaml.v3 +kptKeyOrder):\n%s", keys, diff)
+		}
+	}
+}
+
+// FuzzKptKeyOrder compares yamlKeyLess with yaml.v3's encoder on pairs of keys.
+func FuzzKptKeyOrder(f *testing.F) {
+	for _, s := range [][2]string{{"a2", "a10"}, {"x01", "x1"}, {"1a", "1-"}, {"name", "image"}, {"10", "010"}, {"é", "e"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if a == b || !utf8.ValidString(a) || !utf8.ValidString(b) {
+			return
+		}
+		keys := []string{a, b}
+		if diff := cmp.Diff(yamlEncoderOrder(t, keys), keyOrder(keys)); diff != "" {
+			t.Errorf("(-yaml.v3 +kptKeyOrder):\n%s", diff)
+		}
+	})
 }
 
 // The modules kpt's starlark function offers to load(), by kpt's names.
@@ -279,7 +363,7 @@ ctx.resource_list["items"][1]["spec"] = {
 		t.Fatalf("results: %v", out.Results)
 	}
 	spec, _ := out.Items[1].Pipe(yaml.Lookup("spec"))
-	if s, _ := spec.String(); s != "replicas: '#/definitions/io.k8s.api.apps.v1.DeploymentSpec'\nenv: 0\ncount: true\n" {
+	if s, _ := spec.String(); s != "count: true\nenv: 0\nreplicas: '#/definitions/io.k8s.api.apps.v1.DeploymentSpec'\n" {
 		t.Errorf("spec =\n%s", s)
 	}
 }
