@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -282,14 +283,18 @@ func kptKeyOrder(items []starlark.Tuple) []starlark.Tuple {
 
 // yamlKeyLess is the order yaml.v3's encoder gives string map keys: letters compare as runes, a run
 // of digits compares by its value (so "a2" < "a10"), a letter sorts after a digit or punctuation
-// unless the characters before were digits ("1a" < "1-"), and a prefix sorts first.
+// unless the characters before were digits ("1a" < "1-"), and a prefix sorts first. It walks both
+// keys by rune, without allocating.
 func yamlKeyLess(a, b string) bool {
-	ar, br := []rune(a), []rune(b)
 	afterDigit := false
-	for i := 0; i < len(ar) && i < len(br); i++ {
-		ca, cb := ar[i], br[i]
+	// separate offsets: an invalid byte and a written U+FFFD are the same rune of different sizes
+	ia, ib := 0, 0
+	for ia < len(a) && ib < len(b) {
+		ca, sa := utf8.DecodeRuneInString(a[ia:])
+		cb, sb := utf8.DecodeRuneInString(b[ib:])
 		if ca == cb {
 			afterDigit = unicode.IsDigit(ca)
+			ia, ib = ia+sa, ib+sb
 			continue
 		}
 		la, lb := unicode.IsLetter(ca), unicode.IsLetter(cb)
@@ -300,48 +305,51 @@ func yamlKeyLess(a, b string) bool {
 			// after digits, a letter ends the number and sorts first; elsewhere it sorts last
 			return la == afterDigit
 		}
-		na, ea := digitRun(ar, i)
-		nb, eb := digitRun(br, i)
-		if (ca == '0' || cb == '0') && nonZeroBefore(ar, i) {
+		var na, nb int64
+		if (ca == '0' || cb == '0') && nonZeroBefore(a[:ia]) {
 			// yaml.v3 counts a zero inside a number as a digit of that number, not a leading zero
-			na, nb = prefixOne(ar, i, ea), prefixOne(br, i, eb)
+			na, nb = 1, 1
 		}
+		na, ra := digitRun(a, ia, na)
+		nb, rb := digitRun(b, ib, nb)
 		if na != nb {
 			return na < nb
 		}
-		if ea != eb {
-			return ea < eb
+		if ra != rb {
+			return ra < rb
 		}
 		return ca < cb
 	}
-	return len(ar) < len(br)
+	return ia == len(a) && ib < len(b)
 }
 
-// digitRun reads the run of digits starting at i: its value (int64 arithmetic, wrapping as
-// yaml.v3's does) and where it ends.
-func digitRun(r []rune, i int) (int64, int) {
-	var n int64
-	for ; i < len(r) && unicode.IsDigit(r[i]); i++ {
-		n = n*10 + int64(r[i]-'0')
+// digitRun reads the run of digits starting at byte i onto n (int64 arithmetic, wrapping as
+// yaml.v3's does) and returns it with the run's length in runes.
+func digitRun(s string, i int, n int64) (int64, int) {
+	runes := 0
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsDigit(r) {
+			break
+		}
+		n = n*10 + int64(r-'0')
+		i += size
+		runes++
 	}
-	return n, i
+	return n, runes
 }
 
-// prefixOne is digitRun's value of r[i:end] read after a leading 1.
-func prefixOne(r []rune, i, end int) int64 {
-	n := int64(1)
-	for ; i < end; i++ {
-		n = n*10 + int64(r[i]-'0')
-	}
-	return n
-}
-
-// nonZeroBefore reports whether the digits just before i (the same in both keys) hold a non-zero one.
-func nonZeroBefore(r []rune, i int) bool {
-	for j := i - 1; j >= 0 && unicode.IsDigit(r[j]); j-- {
-		if r[j] != '0' {
+// nonZeroBefore reports whether the digits ending the prefix (the same in both keys) hold a non-zero one.
+func nonZeroBefore(prefix string) bool {
+	for len(prefix) > 0 {
+		r, size := utf8.DecodeLastRuneInString(prefix)
+		if !unicode.IsDigit(r) {
+			return false
+		}
+		if r != '0' {
 			return true
 		}
+		prefix = prefix[:len(prefix)-size]
 	}
 	return false
 }
