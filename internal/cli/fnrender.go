@@ -50,7 +50,7 @@ written), 2 for usage errors such as an untrusted catalog or a missing --allow-e
 	o.explicitExecYAML = true
 	cmd.Flags().StringVar(&resultsDir, "results-dir", "", "write the functions' results to DIR/results.yaml")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "stdout: print the rendered resources instead of writing DIR")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the rendered resources (with their path annotations) instead of writing DIR")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the rendered resources (with their path annotations) instead of writing DIR; refused where writing would be")
 	return cmd
 }
 
@@ -68,7 +68,7 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 	defer r.Close()
 	res, renderErr := kpt.Render(ctx, dir, kpt.Options{Runner: r, Runtime: o.runtime})
 	if res != nil {
-		if err := reportResults(stderr, resultsDir, res.Runs); err != nil {
+		if err := reportResults(stderr, resultsDir, res.Runs, renderErr); err != nil {
 			return err
 		}
 	}
@@ -76,8 +76,16 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 		return renderErr
 	}
 	reportSkipped(stderr, res.Package.Skipped)
-	show := output == "stdout" || dryRun
-	out, err := invoke.PackageOutput(res.Package, res.Items, show)
+	// --dry-run previews the write, refusals included; --output stdout is kpt's, for another tool
+	dest := invoke.WriteBack
+	switch {
+	case dryRun:
+		dest = invoke.DryRun
+	case output == "stdout":
+		dest = invoke.Print
+	}
+	show := dest != invoke.WriteBack
+	out, err := invoke.PackageOutput(res.Package, res.Items, dest)
 	if err != nil {
 		return err
 	}
