@@ -115,6 +115,21 @@ func RejectedRun(runs []FunctionResults, stage string, err error) ([]FunctionRes
 	return append(runs, fr), err
 }
 
+// RecordFailure makes the results of a run that ended with err say that it failed: when no run has a
+// non-zero exit code (a function that failed, an invalid config and a rejection all have one), err
+// is recorded as a RejectedRun named stage. Otherwise runs and err are returned as they are.
+func RecordFailure(runs []FunctionResults, stage string, err error) ([]FunctionResults, error) {
+	if err == nil {
+		return runs, nil
+	}
+	for _, r := range runs {
+		if r.ExitCode != 0 {
+			return runs, err
+		}
+	}
+	return RejectedRun(runs, stage, err)
+}
+
 // rejected marks a function's results as failed by err, and err as recorded there.
 func rejected(fr FunctionResults, err error) (FunctionResults, error) {
 	fr.ExitCode = 1

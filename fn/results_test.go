@@ -43,3 +43,37 @@ func TestUnrecorded(t *testing.T) {
 		t.Errorf("the record says %q, want %q", recorded[1].Results[0].Message, why)
 	}
 }
+
+// TestRecordFailure: a failure no run records is added as a rejection; one a run already records
+// (a non-zero exit code) is left alone.
+func TestRecordFailure(t *testing.T) {
+	t.Parallel()
+	ok := FunctionResults{Function: "f"}
+	failed := FunctionResults{Function: "g", ExitCode: 1, Results: []Result{{Message: "bad", Severity: SeverityError}}}
+	why := errors.New("outside the package")
+	tests := []struct {
+		name     string
+		runs     []FunctionResults
+		err      error
+		want     []FunctionResults
+		rejected bool
+	}{
+		{"no error", []FunctionResults{ok}, nil, []FunctionResults{ok}, false},
+		{"unrecorded", []FunctionResults{ok}, why, []FunctionResults{ok, {Function: "render", ExitCode: 1, Results: []Result{{Message: why.Error(), Severity: SeverityError}}}}, true},
+		{"no runs at all", nil, why, []FunctionResults{{Function: "render", ExitCode: 1, Results: []Result{{Message: why.Error(), Severity: SeverityError}}}}, true},
+		{"a function failed", []FunctionResults{ok, failed}, why, []FunctionResults{ok, failed}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := RecordFailure(tc.runs, "render", tc.err)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("runs (-want +got):\n%s", diff)
+			}
+			var rej *RejectedError
+			if errors.As(err, &rej) != tc.rejected || !errors.Is(err, tc.err) {
+				t.Errorf("error %v (%T), want %v, rejected %v", err, err, tc.err, tc.rejected)
+			}
+		})
+	}
+}
