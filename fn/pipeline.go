@@ -69,7 +69,8 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 	fr := FunctionResults{Function: s.Name}
 	orig, form, err := prepareAnnotations(items)
 	if err != nil {
-		return nil, rejected(fr, err), err
+		fr, err = rejected(fr, err)
+		return nil, fr, err
 	}
 	tags, err := tagIDs(items)
 	if err != nil {
@@ -117,7 +118,8 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 	}
 	for i, o := range out.Items {
 		if err := reconcileAnnotations(o, i, outOrig[i], form); err != nil {
-			return nil, rejected(fr, err), err
+			fr, err = rejected(fr, err)
+			return nil, fr, err
 		}
 	}
 	return out.Items, fr, nil

@@ -22,7 +22,7 @@ import (
 
 // Package is a directory of resource files read for a pipeline.
 type Package struct {
-	// Dir is the package root as given.
+	// Dir is the package root: its PackageRoot, symbolic links resolved.
 	Dir string
 	// Skipped lists files (slash paths relative to Dir) that were not read because they hold YAML
 	// that is not a Kubernetes object; they are never written.
@@ -36,12 +36,25 @@ type pkgFile struct {
 	seqIndent string // kyaml's "compact" or "wide", as the file was written
 }
 
-// ReadPackage reads every .yaml and .yml file under dir (skipping hidden files and directories, and
-// not following symbolic links) and returns its resources, each annotated with its file path and
-// index: internal.config.kubernetes.io/path and .../index and their legacy forms
-// config.kubernetes.io/path and .../index. Files named in exclude (the function configs, when they
-// live in the package) are left out.
+// PackageRoot is the directory a package path names: a symbolic link to the package (or a path
+// through one) is the package it points to, as kpt reads it. A path that cannot be resolved is
+// returned as it is, for the reader to report.
+func PackageRoot(dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
+}
+
+// ReadPackage reads every .yaml and .yml file under dir (its PackageRoot; skipping hidden files and
+// directories, and not following symbolic links inside the package) and returns its resources, each
+// annotated with its file path and index: internal.config.kubernetes.io/path and .../index and their
+// legacy forms config.kubernetes.io/path and .../index. Files named in exclude (the function
+// configs, when they live in the package) are left out, whichever links they are named through.
 func ReadPackage(dir string, exclude ...string) (*Package, []*yaml.RNode, error) {
+	// without this, a link given as the package is walked as one entry that is not read, and the
+	// functions see no resources at all
+	dir = PackageRoot(dir)
 	info, err := os.Stat(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read package: %w", err)
@@ -51,7 +64,7 @@ func ReadPackage(dir string, exclude ...string) (*Package, []*yaml.RNode, error)
 	}
 	skip := map[string]bool{}
 	for _, e := range exclude {
-		if abs, err := filepath.Abs(e); err == nil {
+		if abs, err := filepath.Abs(PackageRoot(e)); err == nil {
 			skip[abs] = true
 		}
 	}

@@ -81,6 +81,48 @@ func TestReadPackageAnnotations(t *testing.T) {
 	}
 }
 
+// TestReadPackageThroughLink: a symbolic link to the package reads the package it points to, and a
+// file to exclude is recognised whichever way it is named; links inside the package are still not
+// followed.
+func TestReadPackageThroughLink(t *testing.T) {
+	t.Parallel()
+	real := fntest.Tree(t, map[string]string{
+		"cm.yaml":        twoDocs,
+		"fn-config.yaml": "apiVersion: fn.example.com/v1\nkind: SetNamespace\nmetadata:\n  name: f\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+	})
+	if err := os.Symlink("cm.yaml", filepath.Join(real, "inner-link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, dir, exclude string
+	}{
+		{"the directory", real, filepath.Join(real, "fn-config.yaml")},
+		{"a link to it", link, filepath.Join(link, "fn-config.yaml")},
+		{"a link, the config named by the directory", link, filepath.Join(real, "fn-config.yaml")},
+		{"the directory, the config named through the link", real, filepath.Join(link, "fn-config.yaml")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, items, err := ReadPackage(tc.dir, tc.exclude)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, it := range items {
+				got = append(got, annotation(it, kioutil.PathAnnotation)+" "+it.GetName())
+			}
+			if diff := cmp.Diff([]string{"cm.yaml a", "cm.yaml b"}, got); diff != "" {
+				t.Errorf("items (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestWritePackageRoundTripAndChanges(t *testing.T) {
 	t.Parallel()
 	dir := fntest.Tree(t, map[string]string{

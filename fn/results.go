@@ -1,9 +1,11 @@
 package fn
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -95,19 +97,60 @@ type FunctionResults struct {
 	Results  []Result `yaml:"results,omitempty" json:"results,omitempty"`
 }
 
+// RejectedError is a run rejected after its functions ran: the package cannot be written as they
+// left it, or a step's path annotations disagree. The last result of the last run records it (as
+// RejectedRun and a step's rejection put it there), so a command that reports the error need not
+// print that result as well.
+type RejectedError struct{ Err error }
+
+func (e *RejectedError) Error() string { return e.Err.Error() }
+func (e *RejectedError) Unwrap() error { return e.Err }
+
 // RejectedRun records, after the runs so far, that the run was rejected after its functions ran
 // (the package cannot be written as they left it, the output cannot be encoded): an entry named
 // stage with exit code 1 and an error result carrying err, so that results.yaml says what happened
-// rather than exitCode 0.
-func RejectedRun(runs []FunctionResults, stage string, err error) []FunctionResults {
-	return append(runs, rejected(FunctionResults{Function: stage}, err))
+// rather than exitCode 0. The error returned is err as a *RejectedError.
+func RejectedRun(runs []FunctionResults, stage string, err error) ([]FunctionResults, error) {
+	fr, err := rejected(FunctionResults{Function: stage}, err)
+	return append(runs, fr), err
 }
 
-// rejected marks a function's results as failed by err.
-func rejected(fr FunctionResults, err error) FunctionResults {
+// RecordFailure makes the results of a run that ended with err say that it failed: when no run has a
+// non-zero exit code (a function that failed, an invalid config and a rejection all have one), err
+// is recorded as a RejectedRun named stage. Otherwise runs and err are returned as they are.
+func RecordFailure(runs []FunctionResults, stage string, err error) ([]FunctionResults, error) {
+	if err == nil {
+		return runs, nil
+	}
+	for _, r := range runs {
+		if r.ExitCode != 0 {
+			return runs, err
+		}
+	}
+	return RejectedRun(runs, stage, err)
+}
+
+// rejected marks a function's results as failed by err, and err as recorded there.
+func rejected(fr FunctionResults, err error) (FunctionResults, error) {
 	fr.ExitCode = 1
 	fr.Results = append(fr.Results, Result{Message: err.Error(), Severity: SeverityError})
-	return fr
+	return fr, &RejectedError{Err: err}
+}
+
+// Unrecorded returns the runs without the result that records a *RejectedError err (the last result
+// of the last run), for printing beside err itself; otherwise runs as they are.
+func Unrecorded(runs []FunctionResults, err error) []FunctionResults {
+	var rej *RejectedError
+	if !errors.As(err, &rej) || len(runs) == 0 {
+		return runs
+	}
+	rs := runs[len(runs)-1].Results
+	if len(rs) == 0 || rs[len(rs)-1].Message != rej.Err.Error() {
+		return runs
+	}
+	out := slices.Clone(runs)
+	out[len(out)-1].Results = rs[:len(rs)-1]
+	return out
 }
 
 // ResultsFileName is the file WriteResults writes in a results directory.

@@ -49,7 +49,7 @@ type Request struct {
 	// Stdin holds a ResourceList or a stream of resources (YAML or JSON) when Dir is "".
 	Stdin io.Reader
 	// DryRun returns the resulting resources of a package, with their path annotations, as a YAML
-	// ResourceList to print instead of changes to write.
+	// ResourceList to print instead of changes to write; it is refused where the write would be.
 	DryRun bool
 }
 
@@ -133,7 +133,7 @@ func Run(ctx context.Context, p Preparer, req Request) (*Outcome, error) {
 	// what would be written is worked out before the results are reported, so that a run rejected
 	// here (a path the write rule refuses, two resources at one path and index) is in the results
 	if err := o.output(got, req.DryRun, out); err != nil {
-		o.Runs = fn.RejectedRun(o.Runs, "krm-catalog fn run: write", err)
+		o.Runs, err = fn.RejectedRun(o.Runs, "krm-catalog fn run: write", err)
 		return o, err
 	}
 	return o, nil
@@ -151,7 +151,11 @@ func (o *Outcome) output(got source, dryRun bool, out []*yaml.RNode) error {
 		o.Output = data
 		return err
 	}
-	po, err := PackageOutput(got.pkg, out, dryRun)
+	dest := WriteBack
+	if dryRun {
+		dest = DryRun
+	}
+	po, err := PackageOutput(got.pkg, out, dest)
 	if err != nil {
 		return err
 	}
@@ -159,22 +163,51 @@ func (o *Outcome) output(got source, dryRun bool, out []*yaml.RNode) error {
 	return nil
 }
 
-// PackageOutput is what comes of a pipeline over a package: with print, its resources with their
-// path annotations as a YAML ResourceList to print; otherwise the changes that writing them back
-// makes (fn.Package.Plan: the write rule holds, or nothing is to be written).
-func PackageOutput(pkg *fn.Package, items []*yaml.RNode, print bool) (*Outcome, error) {
-	if print {
-		data, err := (&fn.ResourceList{Items: items}).Encode(fn.YAML)
+// Destination is where a package's resulting resources go.
+type Destination int
+
+const (
+	// WriteBack plans the changes to the package directory (fn.Package.Plan).
+	WriteBack Destination = iota
+	// DryRun prints the resources, path annotations included, as a preview of WriteBack: the write
+	// rule applies, so a dry run refuses exactly what the write would.
+	DryRun
+	// Print prints the resources for another tool (fn render --output stdout). Nothing is written
+	// into the package, so the write rule does not apply, as kpt's ByteWriter applies none.
+	Print
+)
+
+func (d Destination) String() string {
+	switch d {
+	case WriteBack:
+		return "write-back"
+	case DryRun:
+		return "dry-run"
+	case Print:
+		return "print"
+	}
+	return fmt.Sprintf("Destination(%d)", int(d))
+}
+
+// PackageOutput is what comes of a pipeline over a package: the changes that writing its resources
+// back makes (fn.Package.Plan: the write rule holds, or nothing is to be written), or, to print,
+// its resources with their path annotations as a YAML ResourceList. A DryRun is refused with
+// Plan's error wherever WriteBack would be.
+func PackageOutput(pkg *fn.Package, items []*yaml.RNode, dest Destination) (*Outcome, error) {
+	if dest != Print {
+		changes, err := pkg.Plan(items)
 		if err != nil {
 			return nil, err
 		}
-		return &Outcome{Skipped: pkg.Skipped, Output: data}, nil
+		if dest == WriteBack {
+			return &Outcome{Skipped: pkg.Skipped, Changes: changes, pkg: pkg}, nil
+		}
 	}
-	changes, err := pkg.Plan(items)
+	data, err := (&fn.ResourceList{Items: items}).Encode(fn.YAML)
 	if err != nil {
 		return nil, err
 	}
-	return &Outcome{Skipped: pkg.Skipped, Changes: changes, pkg: pkg}, nil
+	return &Outcome{Skipped: pkg.Skipped, Output: data}, nil
 }
 
 // ReadConfigs reads function configs: every document of every file, in order. local lists the

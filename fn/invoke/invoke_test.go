@@ -132,6 +132,7 @@ func TestRunPackage(t *testing.T) {
 		name    string
 		path    string // where the function moves the items
 		dryRun  bool
+		viaLink bool // run over a symbolic link to the package
 		want    map[string]string
 		output  string
 		wantErr bool
@@ -140,6 +141,9 @@ func TestRunPackage(t *testing.T) {
 		{name: "dry run prints, writes nothing", dryRun: true, want: map[string]string{"cm.yaml": cm},
 			output: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a # kept\n    annotations:\n      internal.config.kubernetes.io/path: 'cm.yaml'\n      config.kubernetes.io/path: 'cm.yaml'\n      internal.config.kubernetes.io/index: '0'\n      config.kubernetes.io/index: '0'\n    namespace: shop\n"},
 		{name: "the write rule refuses: a rejected run, nothing written", path: "run.sh", want: map[string]string{"cm.yaml": cm}, wantErr: true},
+		{name: "a dry run refuses what the write would", path: "run.sh", dryRun: true, want: map[string]string{"cm.yaml": cm}, wantErr: true},
+		{name: "a dry run refuses a path leaving the package", path: "../x.yaml", dryRun: true, want: map[string]string{"cm.yaml": cm}, wantErr: true},
+		{name: "through a symbolic link to the package", viaLink: true, want: map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # kept\n  namespace: shop\n"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -147,13 +151,24 @@ func TestRunPackage(t *testing.T) {
 			dir := t.TempDir()
 			writeFile(t, dir, "cm.yaml", cm)
 			cfg := writeFile(t, t.TempDir(), "fn.yaml", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nmetadata:\n  name: ns\nnamespace: shop\n")
-			out, err := Run(context.Background(), &preparer{f: setNamespace{path: tc.path}}, Request{ConfigFiles: []string{cfg}, Dir: dir, DryRun: tc.dryRun})
-			if tc.wantErr {
-				if err == nil || !errors.Is(err, fn.ErrInvalidPackage) {
-					t.Fatalf("error %v, want fn.ErrInvalidPackage", err)
+			target := dir
+			if tc.viaLink {
+				target = filepath.Join(t.TempDir(), "link")
+				if err := os.Symlink(dir, target); err != nil {
+					t.Fatal(err)
 				}
-				if last := out.Runs[len(out.Runs)-1]; last.ExitCode != 1 || !strings.Contains(last.Results[0].Message, "run.sh") {
+			}
+			out, err := Run(context.Background(), &preparer{f: setNamespace{path: tc.path}}, Request{ConfigFiles: []string{cfg}, Dir: target, DryRun: tc.dryRun})
+			if tc.wantErr {
+				var rej *fn.RejectedError
+				if err == nil || !errors.Is(err, fn.ErrInvalidPackage) || !errors.As(err, &rej) {
+					t.Fatalf("error %v, want a fn.RejectedError wrapping fn.ErrInvalidPackage", err)
+				}
+				if last := out.Runs[len(out.Runs)-1]; last.ExitCode != 1 || !strings.Contains(last.Results[0].Message, tc.path) {
 					t.Errorf("the last run is %+v, want the refused write", last)
+				}
+				if out.Output != nil || out.Changes != nil {
+					t.Errorf("a rejected run has output %q and changes %v, want none", out.Output, out.Changes)
 				}
 			} else {
 				if err != nil {
@@ -174,6 +189,50 @@ func TestRunPackage(t *testing.T) {
 				if diff := cmp.Diff(want, string(got)); diff != "" {
 					t.Errorf("%s (-want +got):\n%s", name, diff)
 				}
+			}
+		})
+	}
+}
+
+// TestPackageOutputWriteRule: writing back and a dry run both apply the write rule; printing for
+// another tool (fn render --output stdout, as kpt's ByteWriter) does not, since nothing is written
+// into the package.
+func TestPackageOutputWriteRule(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		dest    Destination
+		wantErr bool
+	}{
+		{dest: WriteBack, wantErr: true},
+		{dest: DryRun, wantErr: true},
+		{dest: Print},
+	}
+	for _, tc := range tests {
+		t.Run(tc.dest.String(), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			writeFile(t, dir, "cm.yaml", cm)
+			pkg, items, err := fn.ReadPackage(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"internal.config.kubernetes.io/path", "config.kubernetes.io/path"} {
+				if err := items[0].PipeE(yaml.SetAnnotation(k, "../outside.yaml")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, err := PackageOutput(pkg, items, tc.dest)
+			if tc.wantErr {
+				if !errors.Is(err, fn.ErrInvalidPackage) || out != nil {
+					t.Fatalf("outcome %+v, error %v; want none and fn.ErrInvalidPackage", out, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(out.Output), "../outside.yaml") || out.Changes != nil {
+				t.Errorf("output %q, changes %v; want the item printed, nothing to write", out.Output, out.Changes)
 			}
 		})
 	}

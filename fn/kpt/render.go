@@ -60,11 +60,9 @@ type node struct {
 // when a step fails, the error wraps fn.ErrFunctionFailed and the Result carries the runs so far
 // (nothing is to be written).
 func Render(ctx context.Context, dir string, o Options) (*Result, error) {
-	// a symbolic link to the package is rendered as the package it points to (as kpt does): the
-	// package reader does not follow links, and would otherwise see no resources at all
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
+	// a symbolic link to the package is rendered as the package it points to (as kpt does); the
+	// Kptfiles are found from the directory the package reader reads
+	dir = fn.PackageRoot(dir)
 	root, err := findPackages(dir)
 	if err != nil {
 		return nil, err

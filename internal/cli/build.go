@@ -59,7 +59,7 @@ Composition's catalogs field).`,
 			p := &preparers{o: &o, stderr: stderr, baseDir: dir, runners: map[string]*runner.Runner{}}
 			defer p.Close()
 			out, runs, err := kustomize.Build(cmd.Context(), dir, kustomize.Options{Krusty: kopts, Functions: p})
-			if rerr := reportResults(stderr, resultsDir, runs); rerr != nil {
+			if rerr := reportResults(stderr, resultsDir, runs, err); rerr != nil {
 				return rerr
 			}
 			if err != nil {
@@ -98,7 +98,7 @@ func buildComposition(cmd *cobra.Command, o *fnOptions, dir, resultsDir string) 
 	}
 	defer r.Close()
 	items, runs, runErr := comp.Run(cmd.Context(), r)
-	if err := reportResults(stderr, resultsDir, runs); err != nil {
+	if err := reportResults(stderr, resultsDir, runs, runErr); err != nil {
 		return err
 	}
 	if runErr != nil {

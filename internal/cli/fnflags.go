@@ -188,9 +188,10 @@ func runExit(err error) error {
 }
 
 // reportResults writes results for people on stderr and, with a results directory, to
-// DIR/results.yaml.
-func reportResults(stderr io.Writer, dir string, runs []fn.FunctionResults) error {
-	for _, r := range runs {
+// DIR/results.yaml. runErr is the error the run ends with: when a result only records it (a run
+// rejected after its functions ran), that result is left off stderr, where the error is printed.
+func reportResults(stderr io.Writer, dir string, runs []fn.FunctionResults, runErr error) error {
+	for _, r := range fn.Unrecorded(runs, runErr) {
 		for _, res := range r.Results {
 			fmt.Fprintf(stderr, "%s: %s\n", r.Function, res.String())
 		}

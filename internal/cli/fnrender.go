@@ -50,7 +50,7 @@ written), 2 for usage errors such as an untrusted catalog or a missing --allow-e
 	o.explicitExecYAML = true
 	cmd.Flags().StringVar(&resultsDir, "results-dir", "", "write the functions' results to DIR/results.yaml")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "stdout: print the rendered resources instead of writing DIR")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the rendered resources (with their path annotations) instead of writing DIR")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the rendered resources (with their path annotations) instead of writing DIR; refused where writing would be")
 	return cmd
 }
 
@@ -67,20 +67,40 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 	}
 	defer r.Close()
 	res, renderErr := kpt.Render(ctx, dir, kpt.Options{Runner: r, Runtime: o.runtime})
-	if res != nil {
-		if err := reportResults(stderr, resultsDir, res.Runs); err != nil {
-			return err
-		}
-	}
 	if renderErr != nil {
+		if res != nil {
+			// a render refused after its functions ran (a path leaving a subpackage) is recorded, so
+			// that results.yaml does not say 0
+			var runs []fn.FunctionResults
+			runs, renderErr = fn.RecordFailure(res.Runs, "krm-catalog fn render", renderErr)
+			if err := reportResults(stderr, resultsDir, runs, renderErr); err != nil {
+				return err
+			}
+		}
 		return renderErr
 	}
-	reportSkipped(stderr, res.Package.Skipped)
-	show := output == "stdout" || dryRun
-	out, err := invoke.PackageOutput(res.Package, res.Items, show)
-	if err != nil {
+	// --dry-run previews the write, refusals included; --output stdout is kpt's, for another tool
+	dest := invoke.WriteBack
+	switch {
+	case dryRun:
+		dest = invoke.DryRun
+	case output == "stdout":
+		dest = invoke.Print
+	}
+	show := dest != invoke.WriteBack
+	// the output is planned before the results are written, so that a refused write is in them
+	out, outErr := invoke.PackageOutput(res.Package, res.Items, dest)
+	runs := res.Runs
+	if outErr != nil {
+		runs, outErr = fn.RejectedRun(runs, "krm-catalog fn render: write", outErr)
+	}
+	if err := reportResults(stderr, resultsDir, runs, outErr); err != nil {
 		return err
 	}
+	if outErr != nil {
+		return outErr
+	}
+	reportSkipped(stderr, res.Package.Skipped)
 	if show {
 		fmt.Fprintf(stderr, "Successfully executed %d function(s) in %d package(s)\n", len(res.Runs), res.Packages)
 		_, err = cmd.OutOrStdout().Write(out.Output)

@@ -51,7 +51,7 @@ written), 2 for usage errors such as an untrusted catalog.`,
 	o.addRunFlags(cmd.Flags())
 	cmd.Flags().StringArrayVar(&configs, "fn-config", nil, "file holding a function config (repeatable; documents run in order)")
 	cmd.Flags().StringVar(&resultsDir, "results-dir", "", "write the functions' results to DIR/results.yaml")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the resulting resources (with their path annotations) instead of writing DIR")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the resulting resources (with their path annotations) instead of writing DIR; refused where writing would be")
 	return cmd
 }
 
@@ -71,7 +71,7 @@ func fnRun(ctx context.Context, cmd *cobra.Command, o *fnOptions, targetPath str
 		return invokeExit(runErr)
 	}
 	reportSkipped(stderr, res.Skipped)
-	if err := reportResults(stderr, resultsDir, res.Runs); err != nil {
+	if err := reportResults(stderr, resultsDir, res.Runs, runErr); err != nil {
 		return err
 	}
 	if runErr != nil {

@@ -24,7 +24,8 @@ import (
 //	README.md      what the case pins, citing the kpt or kyaml behaviour (required)
 //	package/       the package the run works on (copied; modes and symbolic links kept)
 //	fn-config.yaml the function config (default args: fn run $PKG --fn-config $CASE/fn-config.yaml)
-//	args           other arguments, one per line ($PKG, $CASE are replaced)
+//	args           other arguments, one per line ($PKG, $CASE are replaced; $LINK is a symbolic
+//	               link to the package, made beside it)
 //	stdin          standard input
 //	expected/      the package after the run; when absent, the package must be unchanged
 //	stdout         the expected standard output
@@ -60,7 +61,37 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-func runConformanceCase(t *testing.T, caseDir string) {
+// TestRejectionPrintedOnce: a run rejected after its functions ran (the write rule, two resources at
+// one path and index, path annotations that disagree), dry runs included, says why once on standard
+// error; results.yaml records it as well (checked by runConformanceCase).
+func TestRejectionPrintedOnce(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{
+		"write-rule-markdown", "write-rule-hidden-dir", "write-rule-symlink", "write-rule-skipped-file",
+		"results-rejected-duplicate", "annotations-mismatch",
+		"dry-run-write-rule-markdown", "dry-run-write-rule-outside",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			caseDir, err := filepath.Abs(filepath.Join("..", "..", "fn", "testdata", "conformance", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(caseDir, "error"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			why := lines[len(lines)-1]
+			if n := strings.Count(runConformanceCase(t, caseDir), why); n != 1 {
+				t.Errorf("standard error says %q %d times, want once", why, n)
+			}
+		})
+	}
+}
+
+// runConformanceCase runs the case and checks what it did; it returns standard error.
+func runConformanceCase(t *testing.T, caseDir string) string {
 	if _, err := os.Stat(filepath.Join(caseDir, "README.md")); err != nil {
 		t.Fatal("every case cites the behaviour it pins in README.md")
 	}
@@ -71,13 +102,17 @@ func runConformanceCase(t *testing.T, caseDir string) {
 	} else if err := os.Mkdir(pkg, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	link := filepath.Join(tmp, "link")
+	if err := os.Symlink(pkg, link); err != nil {
+		t.Fatal(err)
+	}
 	before := snapshot(t, pkg)
 	args := []string{"fn", "run", "$PKG", "--fn-config", "$CASE/fn-config.yaml"}
 	if b, err := os.ReadFile(filepath.Join(caseDir, "args")); err == nil {
 		args = strings.Fields(string(b))
 	}
 	for i, a := range args {
-		args[i] = strings.NewReplacer("$PKG", pkg, "$CASE", caseDir).Replace(a)
+		args[i] = strings.NewReplacer("$PKG", pkg, "$CASE", caseDir, "$LINK", link).Replace(a)
 	}
 	results := filepath.Join(tmp, "results")
 	args = append(args, "--results-dir", results)
@@ -131,6 +166,7 @@ func runConformanceCase(t *testing.T, caseDir string) {
 	if wantCode != 0 {
 		checkRejectedResults(t, filepath.Join(results, "results.yaml"), errLines)
 	}
+	return stderr.String()
 }
 
 // checkRejectedResults: results.yaml of a failed run has a non-zero exitCode and an error result
