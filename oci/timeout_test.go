@@ -1,0 +1,127 @@
+package oci_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/krm-catalog/krm-catalog/oci"
+)
+
+// silentRegistry accepts connections and never answers; it returns its host:port.
+func silentRegistry(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// stallingRegistry answers every request with the headers and the first bytes of a manifest, then
+// sends nothing more.
+func stallingRegistry(t *testing.T) string {
+	t.Helper()
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+		w.Header().Set("Content-Length", "1000")
+		w.Header().Set("Docker-Content-Digest", "sha256:"+strings.Repeat("0", 64))
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(`{"schemaVersion":`))
+		w.(http.Flusher).Flush()
+		<-done
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) })
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+func TestRegistryTimeout(t *testing.T) {
+	t.Parallel()
+	const bound = 100 * time.Millisecond
+	silent, stalling := silentRegistry(t), stallingRegistry(t)
+	file := writeFile(t, "catalog.yaml", "x")
+	tests := []struct {
+		name string
+		host string
+		op   func(ctx context.Context, c *oci.Client, ref string) error
+	}{
+		{"pull from a registry that never answers", silent, func(ctx context.Context, c *oci.Client, ref string) error {
+			_, err := c.Pull(ctx, ref, oci.PullOptions{Dir: t.TempDir()})
+			return err
+		}},
+		{"push to a registry that never answers", silent, func(ctx context.Context, c *oci.Client, ref string) error {
+			_, err := c.Push(ctx, ref, oci.PushOptions{Kind: oci.KindCatalog, Files: []oci.File{{Path: file}}})
+			return err
+		}},
+		{"pull from a registry that stops sending", stalling, func(ctx context.Context, c *oci.Client, ref string) error {
+			_, err := c.Pull(ctx, ref, oci.PullOptions{Dir: t.TempDir()})
+			return err
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// The context's deadline only keeps a broken bound from hanging the test; the bound
+			// must fire long before it.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			c := oci.NewClient(oci.Options{HTTPClient: oci.NewIdleBoundedHTTPClient(bound)})
+			err := tc.op(ctx, c, tc.host+"/catalogs/x:v1")
+			if !errors.Is(err, oci.ErrRegistryTimeout) {
+				t.Fatalf("error %v, want one that is oci.ErrRegistryTimeout", err)
+			}
+			msg := err.Error()
+			for _, want := range []string{"registry " + tc.host, "timed out"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not say %q", msg, want)
+				}
+			}
+			if ctx.Err() != nil {
+				t.Errorf("the test's own deadline ended the operation: %v", err)
+			}
+		})
+	}
+}
+
+// A registry that answers in time is unaffected by the bound.
+func TestRegistryTimeoutAnswered(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	c := oci.NewClient(oci.Options{HTTPClient: oci.NewIdleBoundedHTTPClient(time.Minute)})
+	_, err := c.Pull(context.Background(), strings.TrimPrefix(srv.URL, "http://")+"/catalogs/x:v1", oci.PullOptions{Dir: t.TempDir()})
+	if !errors.Is(err, oci.ErrNotFound) || errors.Is(err, oci.ErrRegistryTimeout) {
+		t.Errorf("error %v, want not found", err)
+	}
+}
