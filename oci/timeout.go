@@ -40,7 +40,11 @@ func (e *TimeoutError) Is(target error) bool { return target == ErrRegistryTimeo
 // within idle. There is no bound on the whole request, so a large blob over a slow link still
 // transfers, and none on the time the caller takes between reads. The error is not a net.Error,
 // so oras-go's retry policy does not repeat a request that already waited the whole bound.
+// idle <= 0 means DefaultIdleTimeout: a zero bound would fail every request.
 func NewIdleBoundedHTTPClient(idle time.Duration) *http.Client {
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	return &http.Client{Transport: retry.NewTransport(&idleTransport{base: base, idle: idle})}
 }

@@ -3,49 +3,15 @@ package oci_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/krm-catalog/krm-catalog/internal/registrytest"
 	"github.com/krm-catalog/krm-catalog/oci"
 )
-
-// silentRegistry accepts connections and never answers; it returns its host:port.
-func silentRegistry(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
 
 // stallingRegistry answers every request with the headers and the first bytes of a manifest, then
 // sends nothing more.
@@ -69,7 +35,7 @@ func stallingRegistry(t *testing.T) string {
 func TestRegistryTimeout(t *testing.T) {
 	t.Parallel()
 	const bound = 100 * time.Millisecond
-	silent, stalling := silentRegistry(t), stallingRegistry(t)
+	silent, stalling := registrytest.Silent(t), stallingRegistry(t)
 	file := writeFile(t, "catalog.yaml", "x")
 	tests := []struct {
 		name string
