@@ -103,7 +103,7 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 	if HasErrors(out.Results) {
 		fr.ExitCode = 1
 		_ = restoreFromInputs(tags, nil)
-		return nil, fr, fmt.Errorf("%w: %s", ErrFunctionFailed, errorSummary(out.Results))
+		return nil, fr, &ResultsError{Results: out.Results}
 	}
 	outOrig := make([][]string, len(out.Items))
 	for i, o := range out.Items {
@@ -160,17 +160,18 @@ func Prepare(n int, check func(i int) (string, []Result, error), build func(i in
 	return steps, nil, nil
 }
 
+// errorSummary says how many error results there are and what the first one says.
 func errorSummary(rs []Result) string {
-	var n int
-	var first Result
+	n := 0
 	for _, r := range rs {
 		if r.IsError() {
-			if n == 0 {
-				first = r
-			}
 			n++
 		}
 	}
+	if n == 0 {
+		return "no error result"
+	}
+	first := rs[firstError(rs)]
 	if n == 1 {
 		return "1 error result: " + first.String()
 	}

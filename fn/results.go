@@ -137,20 +137,51 @@ func rejected(fr FunctionResults, err error) (FunctionResults, error) {
 	return fr, &RejectedError{Err: err}
 }
 
-// Unrecorded returns the runs without the result that records a *RejectedError err (the last result
-// of the last run), for printing beside err itself; otherwise runs as they are.
+// ResultsError is a function that reported error results: its message names the first of them
+// (and how many there are), which the last result list of the runs also holds.
+type ResultsError struct{ Results []Result }
+
+func (e *ResultsError) Error() string {
+	return fmt.Sprintf("%v: %s", ErrFunctionFailed, errorSummary(e.Results))
+}
+
+// Is makes errors.Is(err, ErrFunctionFailed) true.
+func (e *ResultsError) Is(target error) bool { return target == ErrFunctionFailed }
+
+// Unrecorded returns the runs without the result that err repeats, for printing beside err itself:
+// for a *RejectedError the result recording it (the last result of the last run), for a
+// *ResultsError the error result its message names (the first error result of the last run).
+// Otherwise runs are returned as they are.
 func Unrecorded(runs []FunctionResults, err error) []FunctionResults {
-	var rej *RejectedError
-	if !errors.As(err, &rej) || len(runs) == 0 {
+	if len(runs) == 0 {
 		return runs
 	}
 	rs := runs[len(runs)-1].Results
-	if len(rs) == 0 || rs[len(rs)-1].Message != rej.Err.Error() {
+	drop := -1
+	var rej *RejectedError
+	var re *ResultsError
+	switch {
+	case errors.As(err, &rej):
+		if len(rs) > 0 && rs[len(rs)-1].Message == rej.Err.Error() {
+			drop = len(rs) - 1
+		}
+	case errors.As(err, &re):
+		named, i := firstError(re.Results), firstError(rs)
+		if named >= 0 && i >= 0 && rs[i].String() == re.Results[named].String() {
+			drop = i
+		}
+	}
+	if drop < 0 {
 		return runs
 	}
 	out := slices.Clone(runs)
-	out[len(out)-1].Results = rs[:len(rs)-1]
+	out[len(out)-1].Results = slices.Delete(slices.Clone(rs), drop, drop+1)
 	return out
+}
+
+// firstError returns the index of the first error result, -1 when there is none.
+func firstError(rs []Result) int {
+	return slices.IndexFunc(rs, Result.IsError)
 }
 
 // ResultsFileName is the file WriteResults writes in a results directory.

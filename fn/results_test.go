@@ -16,6 +16,9 @@ func TestUnrecorded(t *testing.T) {
 	why := errors.New("invalid package: nothing was written")
 	recorded, rejErr := RejectedRun([]FunctionResults{ran}, "write", why)
 	stepFR, stepErr := rejected(ran, why)
+	warn, bad, worse := Result{Message: "a warning", Severity: SeverityWarning}, Result{Message: "bad"}, Result{Message: "worse", Severity: SeverityError}
+	failed := FunctionResults{Function: "g", ExitCode: 1, Results: []Result{warn, bad, worse}}
+	failedErr := fmt.Errorf("g: %w", &ResultsError{Results: failed.Results})
 	tests := []struct {
 		name string
 		runs []FunctionResults
@@ -24,6 +27,9 @@ func TestUnrecorded(t *testing.T) {
 	}{
 		{"a rejected write", recorded, rejErr, []FunctionResults{ran, {Function: "write", ExitCode: 1, Results: []Result{}}}},
 		{"a rejected step, wrapped with its name", []FunctionResults{stepFR}, fmt.Errorf("f: %w", stepErr), []FunctionResults{{Function: "f", ExitCode: 1, Results: ran.Results}}},
+		{"a function's error results, the first named by the error", []FunctionResults{ran, failed}, failedErr,
+			[]FunctionResults{ran, {Function: "g", ExitCode: 1, Results: []Result{warn, worse}}}},
+		{"error results the last run does not hold", []FunctionResults{failed, ran}, failedErr, []FunctionResults{failed, ran}},
 		{"a function's own failure", recorded, errors.New("function failed"), recorded},
 		{"no error", recorded, nil, recorded},
 		{"a rejection the last result does not record", []FunctionResults{ran}, rejErr, []FunctionResults{ran}},
@@ -38,6 +44,12 @@ func TestUnrecorded(t *testing.T) {
 	}
 	if !errors.Is(rejErr, why) || rejErr.Error() != why.Error() {
 		t.Errorf("RejectedRun's error %v does not carry %v as it is", rejErr, why)
+	}
+	if !errors.Is(failedErr, ErrFunctionFailed) || failedErr.Error() != "g: function failed: 2 error results, the first: [error]: bad" {
+		t.Errorf("ResultsError says %q", failedErr)
+	}
+	if diff := cmp.Diff(bad, failed.Results[1]); diff != "" {
+		t.Error("Unrecorded changed the runs it was given")
 	}
 	if recorded[1].Results[0].Message != why.Error() {
 		t.Errorf("the record says %q, want %q", recorded[1].Results[0].Message, why)

@@ -28,6 +28,7 @@ type fnOptions struct {
 	catalogs, trusted []string
 	keys              []string
 	cacheDir          string
+	registryTimeout   time.Duration
 
 	allowExec, allowNetwork bool
 	mounts                  []string
@@ -44,6 +45,7 @@ func (o *fnOptions) addResolveFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.trusted, "trusted-catalog", nil, "trust this catalog reference, written exactly as in --catalog (repeatable)")
 	fs.StringArrayVar(&o.keys, "key", nil, "public key (PEM): an oci:// catalog must be signed by one of these keys (repeatable)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "cache for catalogs, executables and OCI content (default: the user cache directory)")
+	addRegistryTimeoutFlag(fs, &o.registryTimeout)
 }
 
 func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
@@ -80,7 +82,7 @@ func (l *ociAdapter) get(ctx context.Context) (*fnoci.Adapter, error) {
 			}
 			keys = append(keys, pk)
 		}
-		opts := oci.Options{UserAgent: "krm-catalog"}
+		opts := oci.Options{UserAgent: "krm-catalog", HTTPClient: oci.NewIdleBoundedHTTPClient(l.opts.registryTimeout)}
 		if store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{}); err == nil {
 			opts.Credentials = store
 		}

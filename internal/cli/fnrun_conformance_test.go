@@ -252,3 +252,64 @@ func readRegular(p string, d fs.DirEntry) ([]byte, fs.FileMode, error) {
 	}
 	return b, info.Mode().Perm(), nil
 }
+
+// TestFunctionFailurePrintedOnce: a function that fails with an error result (a starlark fail())
+// has its message said once on standard error by every command that runs functions, with exit
+// status 1 and the result kept in results.yaml.
+func TestFunctionFailurePrintedOnce(t *testing.T) {
+	t.Parallel()
+	const (
+		script  = "fail(\"namespace is required\")\n"
+		message = "[error]: fail: namespace is required"
+		config  = "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: fn\nsource: |\n  " + script
+		cm      = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n"
+	)
+	tests := []struct {
+		name  string
+		files map[string]string
+		args  []string // DIR is replaced by the directory holding files
+	}{
+		{"fn run", map[string]string{"fn-config.yaml": config, "pkg/cm.yaml": cm},
+			[]string{"fn", "run", "DIR/pkg", "--fn-config", "DIR/fn-config.yaml"}},
+		{"fn run --dry-run", map[string]string{"fn-config.yaml": config, "pkg/cm.yaml": cm},
+			[]string{"fn", "run", "--dry-run", "DIR/pkg", "--fn-config", "DIR/fn-config.yaml"}},
+		{"fn render", map[string]string{
+			"pkg/Kptfile":        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n  - image: example.com/kpt-fn/starlark:v0.5\n    configPath: fn-config.yaml\n",
+			"pkg/fn-config.yaml": config, "pkg/cm.yaml": cm},
+			[]string{"fn", "render", "DIR/pkg"}},
+		{"build", map[string]string{
+			"pkg/composition.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Composition\nmetadata:\n  name: pkg\ntransformers:\n- " +
+				strings.ReplaceAll(strings.TrimSuffix(config, "\n"), "\n", "\n  ") + "\n"},
+			[]string{"build", "DIR/pkg"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			for name, content := range tc.files {
+				p := filepath.Join(dir, name)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var args []string
+			for _, a := range tc.args {
+				args = append(args, strings.ReplaceAll(a, "DIR", dir))
+			}
+			results := filepath.Join(dir, "results")
+			args = append(args, "--results-dir", results)
+			var stdout, stderr bytes.Buffer
+			code := cli.Main(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+			if code != cli.ExitFindings {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", code, cli.ExitFindings, stderr.String())
+			}
+			if n := strings.Count(stderr.String(), message); n != 1 {
+				t.Errorf("standard error says %q %d times, want once:\n%s", message, n, stderr.String())
+			}
+			checkRejectedResults(t, filepath.Join(results, "results.yaml"), []string{message})
+		})
+	}
+}

@@ -56,6 +56,7 @@ Layout and decisions: docs/mirror.md.`,
 			}
 			// naming the source is trusting it: mirror runs nothing, and --key still checks it
 			o.catalogs, o.trusted = []string{src}, []string{src}
+			o.registryTimeout = rf.timeout
 			r, err := o.resolver(&ociAdapter{opts: &o})
 			if err != nil {
 				return err

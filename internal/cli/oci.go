@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
@@ -28,11 +29,13 @@ func ociCommands() []*cobra.Command {
 // registryFlags are the flags every registry command shares.
 type registryFlags struct {
 	plainHTTP bool
+	timeout   time.Duration
 	format    *outputFormat
 }
 
 func (f *registryFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (automatic for localhost, 127.0.0.1 and ::1)")
+	addRegistryTimeoutFlag(cmd.Flags(), &f.timeout)
 	// No -o alias: pull's -o is its output directory.
 	f.format = addFormatFlag(cmd, false, "text", "json")
 }
@@ -50,7 +53,8 @@ func (f *registryFlags) client(cmd *cobra.Command, cached bool) (*oci.Client, er
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("docker config: %w", err))
 	}
-	opts := oci.Options{Credentials: store, PlainHTTP: f.plainHTTP, UserAgent: "krm-catalog/" + currentVersion().Version}
+	opts := oci.Options{Credentials: store, PlainHTTP: f.plainHTTP, UserAgent: "krm-catalog/" + currentVersion().Version,
+		HTTPClient: oci.NewIdleBoundedHTTPClient(f.timeout)}
 	if cached {
 		dir, err := oci.DefaultCacheDir()
 		if err != nil {
@@ -64,6 +68,11 @@ func (f *registryFlags) client(cmd *cobra.Command, cached bool) (*oci.Client, er
 		opts.Progress = oci.NewTerminalProgress(cmd.ErrOrStderr())
 	}
 	return oci.NewClient(opts), nil
+}
+
+// addRegistryTimeoutFlag adds --registry-timeout, the same on every command that reaches registries.
+func addRegistryTimeoutFlag(fs *pflag.FlagSet, d *time.Duration) {
+	fs.DurationVar(d, "registry-timeout", oci.DefaultIdleTimeout, "give up on a registry that sends or takes nothing for this long (a whole transfer may take longer)")
 }
 
 func isTerminal(w io.Writer) bool {

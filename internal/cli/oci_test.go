@@ -294,3 +294,39 @@ spec:
 		}
 	}
 }
+
+// Every command that talks to registries gives up on one that accepts connections and never
+// answers, saying which registry timed out, with exit status 1.
+func TestRegistryCommandsTimeOut(t *testing.T) {
+	dir := ociEnv(t)
+	host := registrytest.Silent(t)
+	keys := signtest.KeyPair(t, "k")
+	key := writeTestFile(t, dir, "cosign.key", string(keys.PrivatePEM), 0o600)
+	ref := host + "/catalogs/x:v1"
+	bound := []string{"--registry-timeout", "100ms"}
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int
+	}{
+		{"push", "", []string{"push", ref, "../../examples/catalog.yaml"}, ExitFindings},
+		{"pull", "", []string{"pull", "-o", filepath.Join(dir, "out"), ref}, ExitFindings},
+		{"sign", "", []string{"sign", "--key", key, ref}, ExitFindings},
+		{"discover", "", []string{"discover", ref}, ExitFindings},
+		// verify's input could not be read: 2, as for a missing file.
+		{"verify", "", []string{"verify", "oci://" + ref}, ExitUsage},
+		{"login", "secret\n", []string{"login", "-u", "ci", "--password-stdin", host}, ExitFindings},
+		// mirror's source could not be read: 2, as for a missing file.
+		{"mirror", "", []string{"mirror", "oci://" + ref, host + "/mirror"}, ExitUsage},
+		{"resolve from an oci:// catalog", "", []string{"resolve", "--catalog", "oci://" + ref, "--trusted-catalog", "oci://" + ref, "example.com/v1", "SetNamespace"}, ExitFindings},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, tc.stdin, append(tc.args, bound...)...)
+			if code != tc.code || !strings.Contains(stderr, "registry "+host+" timed out") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d and registry %s timed out", code, stdout, stderr, tc.code, host)
+			}
+		})
+	}
+}

@@ -78,6 +78,7 @@ or the command was used wrongly.`,
 		},
 	}
 	cmd.Flags().BoolVar(&rf.plainHTTP, "plain-http", false, "talk plain HTTP to registries (automatic for localhost, 127.0.0.1 and ::1)")
+	addRegistryTimeoutFlag(cmd.Flags(), &rf.timeout)
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, junit or results")
 	cmd.Flags().StringArrayVar(&keys, "key", nil, "trusted cosign public key (repeatable)")
 	cmd.Flags().BoolVar(&requirePinned, "require-pinned", true, "a container image with a semver tag must be pinned by digest (false: a warning)")
