@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -191,11 +192,9 @@ func (r *Runner) CheckResolved(res *resolver.Resolution, cfg *yaml.RNode) (*Chec
 			return c, nil, fmt.Errorf("%s: %w", c.Name, err)
 		}
 		if len(results) > 0 {
-			msgs := make([]string, len(results))
-			for i, x := range results {
-				msgs[i] = x.String()
-			}
-			return c, results, fmt.Errorf("%s: %w; nothing ran:\n  %s", c.Name, ErrInvalidConfig, strings.Join(msgs, "\n  "))
+			// the violations are the results, which every command prints and records: the error
+			// counts them rather than saying each a second time
+			return c, results, fmt.Errorf("%s: %w (%s); nothing ran", c.Name, ErrInvalidConfig, violations(len(results)))
 		}
 	}
 	return c, nil, nil
@@ -230,3 +229,11 @@ func (r *Runner) Build(ctx context.Context, c *Checked, baseDir string) (fn.Step
 // MaxScriptBytes bounds a starlark script.
 // explicit builds the function for a runtime the config names itself. The user wrote it, so images
 // need not be pinned; exec needs --allow-exec, and network and mounts need the user's grant.
+
+// violations says how many schema violations there are.
+func violations(n int) string {
+	if n == 1 {
+		return "1 violation"
+	}
+	return strconv.Itoa(n) + " violations"
+}

@@ -44,12 +44,12 @@ func (r *Runner) validate(res *resolver.Resolution, cfg *yaml.RNode) ([]fn.Resul
 	var out []fn.Result
 	for _, v := range s.Validate(instance) {
 		field := pointerToPath(v.Pointer)
-		msg := v.Message
-		if field != "" {
-			msg = "field " + field + ": " + msg
+		msg := "functionConfig field " + field + ": " + v.Message
+		if field == "" { // the config as a whole: "functionConfig: missing properties: 'x'"
+			msg = "functionConfig" + strings.TrimPrefix(v.Message, schemas.Subject(""))
 		}
 		out = append(out, fn.Result{
-			Message:  "functionConfig " + msg,
+			Message:  msg,
 			Severity: fn.SeverityError,
 			ResourceRef: &fn.ResourceRef{
 				APIVersion: cfg.GetApiVersion(), Kind: cfg.GetKind(), Name: cfg.GetName(), Namespace: cfg.GetNamespace(),
