@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/krm-catalog/krm-catalog/internal/registrytest"
 	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
 )
 
@@ -197,37 +197,6 @@ func TestDatabaseStalled(t *testing.T) {
 	t.Logf("answering again %s after SIGCONT", took.Round(time.Millisecond))
 }
 
-// stallingListener accepts connections and never answers: a registry that stopped responding.
-func stallingListener(t *testing.T) net.Listener {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln
-}
-
 // TestRegistryDownDuringPublish publishes with serve --registry pointing at a registry that accepts
 // connections and never answers, then at one that refuses them: the publish answers 502 within its
 // deadline, publishes nothing, and holds no database connection while it waits. On the main of
@@ -235,7 +204,7 @@ func stallingListener(t *testing.T) net.Listener {
 func TestRegistryDownDuringPublish(t *testing.T) {
 	t.Parallel()
 	requirePostgres(t)
-	ln := stallingListener(t)
+	ln := registrytest.SilentListener(t)
 	dir := dataDir(t)
 	p := startServe(t, nil, "--data-dir", dir, "--registry", ln.Addr().String()+"/krm", "--publish-timeout", "5s")
 	tok := token(t, "example.com", "--data-dir", dir)

@@ -10,6 +10,13 @@ import (
 // hung; it returns its host:port. Everything is closed when the test ends.
 func Silent(t testing.TB) string {
 	t.Helper()
+	return SilentListener(t).Addr().String()
+}
+
+// SilentListener is Silent's listener, for a test that closes it early to turn the hung registry
+// into one that refuses connections.
+func SilentListener(t testing.TB) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -37,5 +44,5 @@ func Silent(t testing.TB) string {
 			c.Close()
 		}
 	})
-	return ln.Addr().String()
+	return ln
 }
