@@ -15,20 +15,13 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/internal/registrytest"
 	"github.com/krm-catalog/krm-catalog/oci"
 )
 
 func decode(t *testing.T, text string) *catalog.Catalog {
-	t.Helper()
-	docs, findings := catalog.Decode("catalog.yaml", []byte(text))
-	if findings.HasErrors() || len(docs) != 1 {
-		t.Fatalf("decode: %v", findings)
-	}
-	c, err := catalog.DecodeCatalog(docs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c := catalogtest.Decode(t, []byte(text))
 	return c
 }
 

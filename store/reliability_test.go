@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
 	"github.com/krm-catalog/krm-catalog/store"
 )
@@ -52,7 +53,7 @@ func TestPushHoldsNoConnection(t *testing.T) {
 	mustToken(t, s, "example.com")
 	mustToken(t, s, "other.example.com")
 	data := testcatalog.Catalog(testcatalog.Options{Name: "pushed", Functions: 2})
-	doc, c := decodeCatalog(t, data)
+	doc, c := catalogtest.Decode(t, data)
 	pushes := 0
 	params := store.PublishCatalogParams{Name: "pushed", Version: "1.0.0", Publisher: "example.com", Content: data, Document: doc, Catalog: c,
 		Push: func(context.Context) (string, string, error) {

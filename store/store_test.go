@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
 	"github.com/krm-catalog/krm-catalog/migrations"
 	"github.com/krm-catalog/krm-catalog/store"
@@ -39,23 +40,9 @@ func openStoreAt(t *testing.T, url string) *store.Store {
 	return s
 }
 
-// decodeCatalog decodes generated catalog bytes the way the service does.
-func decodeCatalog(t *testing.T, data []byte) (*catalog.Document, *catalog.Catalog) {
-	t.Helper()
-	docs, fs := catalog.Decode("catalog.yaml", data)
-	if fs.HasErrors() || len(docs) != 1 {
-		t.Fatalf("decode: %v", fs)
-	}
-	c, err := catalog.DecodeCatalog(docs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return docs[0], c
-}
-
 func publish(t *testing.T, s *store.Store, publisher, name, version string, data []byte) (store.CatalogVersion, bool, error) {
 	t.Helper()
-	doc, c := decodeCatalog(t, data)
+	doc, c := catalogtest.Decode(t, data)
 	return s.PublishCatalog(context.Background(), store.PublishCatalogParams{
 		Name: name, Version: version, Publisher: publisher, Content: data, Document: doc, Catalog: c,
 	})
@@ -406,7 +393,7 @@ func TestPublishPushesBeforeCommit(t *testing.T) {
 	s := openStore(t)
 	mustToken(t, s, "example.com")
 	data := testcatalog.Catalog(testcatalog.Options{Name: "pushed", Functions: 1})
-	doc, c := decodeCatalog(t, data)
+	doc, c := catalogtest.Decode(t, data)
 	failing := store.PublishCatalogParams{Name: "pushed", Version: "1.0.0", Publisher: "example.com", Content: data, Document: doc, Catalog: c,
 		Push: func(context.Context) (string, string, error) { return "", "", errors.New("registry down") }}
 	if _, _, err := s.PublishCatalog(ctx, failing); err == nil || !strings.Contains(err.Error(), "registry down") {

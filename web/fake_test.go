@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/store"
 )
@@ -37,19 +37,12 @@ func newFakeStore(t testing.TB) *fakeStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, findings := catalog.Decode("catalog.yaml", data)
-	if findings.HasErrors() {
-		t.Fatal(findings)
-	}
-	cat, err := catalog.DecodeCatalog(docs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc, cat := catalogtest.Decode(t, data)
 	digest := store.Digest(data)
 	f := &fakeStore{content: store.Content{Name: cat.Name, Version: "1.0.0", Bytes: data, Digest: digest}}
 	cv := store.CatalogVersion{Catalog: cat.Name, Version: "1.0.0", Digest: digest, Publisher: "example.com", PublishedAt: published, Size: len(data), Latest: true, Functions: len(cat.Functions)}
 	f.catalog = store.CatalogSummary{Name: cat.Name, Publisher: "example.com", CreatedAt: published, Versions: 1, Latest: &cv}
-	spec, _ := docs[0].Value["spec"].(map[string]any)
+	spec, _ := doc.Value["spec"].(map[string]any)
 	rawFns, _ := spec["krmFunctions"].([]any)
 	for i, fn := range cat.Functions {
 		d := store.FunctionDetail{

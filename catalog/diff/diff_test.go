@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 )
 
 // base is the old catalog of every case; each case edits a copy of it.
@@ -58,15 +59,7 @@ spec:
 `
 
 func load(t *testing.T, text string) *catalog.Catalog {
-	t.Helper()
-	docs, findings := catalog.Decode("catalog.yaml", []byte(text))
-	if findings.HasErrors() || len(docs) != 1 {
-		t.Fatalf("decode: %v", findings)
-	}
-	c, err := catalog.DecodeCatalog(docs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c := catalogtest.Decode(t, []byte(text))
 	return c
 }
 

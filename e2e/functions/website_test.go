@@ -17,7 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/internal/fntest"
 	"github.com/krm-catalog/krm-catalog/store"
 	"github.com/krm-catalog/krm-catalog/web"
@@ -32,15 +32,8 @@ type siteStore struct {
 
 func newSiteStore(t *testing.T, name string, data []byte) *siteStore {
 	t.Helper()
-	docs, findings := catalog.Decode("catalog.yaml", data)
-	if findings.HasErrors() {
-		t.Fatal(findings)
-	}
-	cat, err := catalog.DecodeCatalog(docs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, _ := docs[0].Value["spec"].(map[string]any)
+	doc, cat := catalogtest.Decode(t, data)
+	spec, _ := doc.Value["spec"].(map[string]any)
 	raw, _ := spec["krmFunctions"].([]any)
 	s := &siteStore{name: name, data: data, details: map[string]store.FunctionDetail{}}
 	src := store.Source{Catalog: name, CatalogVersion: "1.0.0", Digest: store.Digest(data), PublishedAt: time.Now()}
