@@ -5,30 +5,20 @@ import "testing"
 func TestRuntimeDigests(t *testing.T) {
 	t.Parallel()
 	sum := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	containers := []struct {
-		c    ContainerRuntime
-		want string
+	tests := []struct {
+		runtime interface{ Digest() string }
+		want    string
 	}{
 		{ContainerRuntime{Image: "example.com/fn:v1"}, ""},
 		{ContainerRuntime{Image: "example.com/fn:v1", SHA256: sum}, "sha256:" + sum},
 		{ContainerRuntime{Image: "example.com/fn@sha256:" + sum}, "sha256:" + sum},
-	}
-	for _, tc := range containers {
-		if got := tc.c.Digest(); got != tc.want {
-			t.Errorf("%+v.Digest() = %q, want %q", tc.c, got, tc.want)
-		}
-	}
-	scripts := []struct {
-		s    StarlarkRuntime
-		want string
-	}{
 		{StarlarkRuntime{URI: "https://example.com/fn.star"}, ""},
 		{StarlarkRuntime{URI: "https://example.com/fn.star", SHA256: sum}, "sha256:" + sum},
 		{StarlarkRuntime{Ref: "example.com/fn@sha256:" + sum}, "sha256:" + sum},
 	}
-	for _, tc := range scripts {
-		if got := tc.s.Digest(); got != tc.want {
-			t.Errorf("%+v.Digest() = %q, want %q", tc.s, got, tc.want)
+	for _, tc := range tests {
+		if got := tc.runtime.Digest(); got != tc.want {
+			t.Errorf("%+v.Digest() = %q, want %q", tc.runtime, got, tc.want)
 		}
 	}
 }
