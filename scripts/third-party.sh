@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuilds the patched module copies under third_party/ (third_party/README.md says why each exists)
 # from the module proxy: the module at the version go.mod requires, without its tests and test data,
-# with third_party/<dir>.patch applied. With --check, compares instead and fails on any difference;
+# with third_party/<dir>.patch applied, formatted by gofmt. With --check, compares instead and fails on any difference;
 # after raising a version in go.mod, run it without --check and review the result.
 #
 #   scripts/third-party.sh [--check]
@@ -26,6 +26,13 @@ module() {
   find "$tmp" -type d -name testdata -prune -exec rm -rf {} +
   find "$tmp" -maxdepth 1 -name '.*' ! -name . -exec rm -rf {} +
   (cd "$tmp" && git apply "$root/third_party/$dir.patch")
+  # formatted by this Go's gofmt, so that every Go file of the repository is (upstream's were
+  # formatted by an older one: doc comment layout); a few passes, as gofmt reindents some
+  # comments again on a second one
+  for _ in 1 2 3; do
+    [ -z "$(gofmt -l "$tmp")" ] && break
+    gofmt -w "$tmp"
+  done
   if $check; then
     if ! diff -r "$tmp" "third_party/$dir" >&2; then
       echo "third_party/$dir differs from $mod@$version with third_party/$dir.patch" >&2

@@ -4,15 +4,15 @@
 package types
 
 // Some plugin classes
-// - builtin: plugins defined in the kustomize repo.
-//   May be freely used and re-configured.
-// - local: plugins that aren't builtin but are
-//   locally defined (presumably by the user), meaning
-//   the kustomization refers to them via a relative
-//   file path, not a URL.
-// - remote: require a build-time download to obtain.
-//   Unadvised, unless one controls the
-//   serving site.
+//   - builtin: plugins defined in the kustomize repo.
+//     May be freely used and re-configured.
+//   - local: plugins that aren't builtin but are
+//     locally defined (presumably by the user), meaning
+//     the kustomization refers to them via a relative
+//     file path, not a URL.
+//   - remote: require a build-time download to obtain.
+//     Unadvised, unless one controls the
+//     serving site.
 //
 //go:generate go tool stringer -type=PluginRestrictions
 type PluginRestrictions int
@@ -28,6 +28,7 @@ const (
 )
 
 // BuiltinPluginLoadingOptions distinguish ways in which builtin plugins are used.
+//
 //go:generate go tool stringer -type=BuiltinPluginLoadingOptions
 type BuiltinPluginLoadingOptions int
 
