@@ -3,7 +3,7 @@
 # pinned versions, into a cache directory; prints that directory. A binary already built at the pinned
 # version is kept, so a warm run costs a few `go version -m` calls.
 #
-#   KRM_CATALOG_TOOLS_BIN="$(.ci/tools.sh)" go test ./internal/cli -run TestOCIInterop
+#   KRM_CATALOG_TOOLS_BIN="$(.ci/tools.sh)" go test ./cmd/krm-catalog/cmd -run TestOCIInterop
 #
 # The directory defaults to $HOME/.cache/krm-catalog-ci/bin; override with KRM_CATALOG_TOOLS_BIN.
 set -euo pipefail

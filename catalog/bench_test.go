@@ -1,4 +1,4 @@
-package catalog
+package catalog_test
 
 import (
 	"testing"
@@ -6,7 +6,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 )
 
 // BenchmarkValidate500 validates a generated 500-function catalog and, in the same run, decodes the
@@ -15,9 +16,12 @@ import (
 //
 //	go test ./catalog -run '^$' -bench Validate500 -benchtime 20x
 func BenchmarkValidate500(b *testing.B) {
-	data := testcatalog.Catalog(testcatalog.Options{Functions: 500})
-	v := newTestValidator(b)
-	if _, fs := v.Validate("bench.yaml", data, Options{}); fs.HasErrors() {
+	data := catalogtest.Catalog(catalogtest.Options{Functions: 500})
+	v, err := catalog.NewValidator()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, fs := v.Validate("bench.yaml", data, catalog.Options{}); fs.HasErrors() {
 		b.Fatalf("the generated catalog is invalid: %v", fs[0])
 	}
 	b.SetBytes(int64(len(data)))
@@ -32,7 +36,7 @@ func BenchmarkValidate500(b *testing.B) {
 		baseline += time.Since(start)
 
 		start = time.Now()
-		if _, fs := v.Validate("bench.yaml", data, Options{}); fs.HasErrors() {
+		if _, fs := v.Validate("bench.yaml", data, catalog.Options{}); fs.HasErrors() {
 			b.Fatal("unexpected errors")
 		}
 		validate += time.Since(start)

@@ -21,7 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
 )
 
@@ -301,7 +301,7 @@ func previousSearch(b *testing.B, pool *pgxpool.Pool, rawQuery string) time.Dura
 func BenchmarkPublish100(b *testing.B) {
 	s := startService(b, storetest.NewDatabase(b))
 	tok := benchToken(b, s)
-	data := testcatalog.Catalog(testcatalog.Options{Name: "hundred", Functions: 100})
+	data := catalogtest.Catalog(catalogtest.Options{Name: "hundred", Functions: 100})
 	var publish, validate []time.Duration
 	v := 0
 	for b.Loop() {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/krm-catalog/krm-catalog/internal/cli"
+	"github.com/krm-catalog/krm-catalog/cmd/krm-catalog/cmd"
 	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
@@ -19,7 +19,7 @@ type syncBuffer = testenv.SyncBuffer
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut syncBuffer
-	code := cli.Main(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
+	code := cmd.Main(context.Background(), args, cmd.IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
 	return code, out.String(), errOut.String()
 }
 
@@ -36,7 +36,7 @@ func startServe(t *testing.T, dataDir string) (string, func() int) {
 	// port 0: serve binds a free port itself and logs its URL, so no other process can take the
 	// port between a test choosing it and serve binding it
 	go func() {
-		exited <- cli.Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, cli.IO{In: strings.NewReader(""), Out: &logs, Err: &logs})
+		exited <- cmd.Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, cmd.IO{In: strings.NewReader(""), Out: &logs, Err: &logs})
 	}()
 	url := ""
 	deadline := time.Now().Add(60 * time.Second)

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/identity"
-	"github.com/krm-catalog/krm-catalog/internal/signtest"
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
+	"github.com/krm-catalog/krm-catalog/oci/sign/signtest"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
 )
 
@@ -25,16 +25,16 @@ func TestAPublisherCannotPassAsAnother(t *testing.T) {
 	}
 
 	// a new kind in fn.example.com, published by other.org under a catalog of its own
-	v2 := testcatalog.Catalog(testcatalog.Options{Name: "squat", Functions: 1, Publisher: "other.org", Group: "fn.example.com"})
+	v2 := catalogtest.Catalog(catalogtest.Options{Name: "squat", Functions: 1, Publisher: "other.org", Group: "fn.example.com"})
 	r := do(t, http.MethodPut, s.url+"/api/v1/catalogs/squat/versions/1.0.0", squatter, v2)
 	if r.status != http.StatusForbidden || !strings.Contains(string(r.body), `group \"fn.example.com\" belongs to publisher \"example.com\" (by its name)`) {
 		t.Errorf("a kind in another publisher's group: %d %s, want 403 naming the owner", r.status, r.body)
 	}
-	if r := do(t, http.MethodGet, s.url+"/api/v1/functions/fn.example.com/"+testcatalog.Kind(0), "", nil); r.status != http.StatusNotFound {
+	if r := do(t, http.MethodGet, s.url+"/api/v1/functions/fn.example.com/"+catalogtest.Kind(0), "", nil); r.status != http.StatusNotFound {
 		t.Errorf("the refused kind is listed: %d", r.status)
 	}
 	// its own group is fine
-	ok := testcatalog.Catalog(testcatalog.Options{Name: "mine", Functions: 1, Publisher: "other.org", Group: "fn.other.org"})
+	ok := catalogtest.Catalog(catalogtest.Options{Name: "mine", Functions: 1, Publisher: "other.org", Group: "fn.other.org"})
 	if r := do(t, http.MethodPut, s.url+"/api/v1/catalogs/mine/versions/1.0.0", squatter, ok); r.status != http.StatusCreated {
 		t.Errorf("other.org in fn.other.org: %d %s", r.status, r.body)
 	}
@@ -129,7 +129,7 @@ func TestPublisherCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &list); code != 0 || err != nil || len(list.Grants) != 1 || list.Grants[0].Group != "fn.shared.io" || list.Grants[0].Reason != "shared" {
 		t.Errorf("publisher list: exit %d, %v, %s", code, err, stdout)
 	}
-	shared := testcatalog.Catalog(testcatalog.Options{Name: "shared", Functions: 1, Group: "fn.shared.io"})
+	shared := catalogtest.Catalog(catalogtest.Options{Name: "shared", Functions: 1, Group: "fn.shared.io"})
 	if r := do(t, http.MethodPut, s.url+"/api/v1/catalogs/shared/versions/1.0.0", tok, shared); r.status != http.StatusCreated {
 		t.Errorf("publishing in a granted group: %d %s", r.status, r.body)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/apiclient"
 	"github.com/krm-catalog/krm-catalog/catalog"
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 	"github.com/krm-catalog/krm-catalog/server"
@@ -53,7 +53,7 @@ func TestPublishPushesToTheRegistryAndReportsSignatures(t *testing.T) {
 	ctx := context.Background()
 	s, host, client := startRegistryService(t)
 	tok := token(t, s, "example.com")
-	v1 := testcatalog.Catalog(testcatalog.Options{Name: "signed", Functions: 2})
+	v1 := catalogtest.Catalog(catalogtest.Options{Name: "signed", Functions: 2})
 
 	r := do(t, http.MethodPut, s.url+"/api/v1/catalogs/signed/versions/1.0.0", tok, v1)
 	if r.status != http.StatusCreated {
@@ -160,7 +160,7 @@ func TestPublishFailsWhenThePushFails(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	tok := token(t, s, "example.com")
-	r := do(t, http.MethodPut, hs.URL+"/api/v1/catalogs/broken/versions/1.0.0", tok, testcatalog.Catalog(testcatalog.Options{Name: "broken", Functions: 1}))
+	r := do(t, http.MethodPut, hs.URL+"/api/v1/catalogs/broken/versions/1.0.0", tok, catalogtest.Catalog(catalogtest.Options{Name: "broken", Functions: 1}))
 	if r.status != http.StatusBadGateway || !strings.Contains(string(r.body), "nothing was published") {
 		t.Errorf("publish with a broken registry: %d %s", r.status, r.body)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -42,7 +42,7 @@ func seedCatalogs(tb testing.TB, st *store.Store, first, n int) {
 
 func publishGenerated(ctx context.Context, st *store.Store, c int) error {
 	name := fmt.Sprintf("catalog-%04d", c)
-	data := testcatalog.Catalog(testcatalog.Options{Name: name, Functions: 200, Group: fmt.Sprintf("team%04d.example.com", c)})
+	data := catalogtest.Catalog(catalogtest.Options{Name: name, Functions: 200, Group: fmt.Sprintf("team%04d.example.com", c)})
 	docs, findings := catalog.Decode("c.yaml", data)
 	if findings.HasErrors() {
 		return fmt.Errorf("generated catalog %s: %v", name, findings)

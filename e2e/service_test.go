@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/server"
 	"github.com/krm-catalog/krm-catalog/store"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
@@ -296,7 +296,7 @@ func TestConcurrentPublishesOfOneVersion(t *testing.T) {
 	t.Parallel()
 	s := startService(t, storetest.NewDatabase(t))
 	tok := token(t, s, "example.com")
-	base := testcatalog.Catalog(testcatalog.Options{Name: "race", Functions: 20})
+	base := catalogtest.Catalog(catalogtest.Options{Name: "race", Functions: 20})
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -357,8 +357,8 @@ func TestReplicasSeeEachOthersPublishes(t *testing.T) {
 	db := storetest.NewDatabase(t)
 	a, b := startService(t, db), startService(t, db)
 	tok := token(t, a, "example.com")
-	v1 := testcatalog.Catalog(testcatalog.Options{Name: "shared", Functions: 2})
-	v2 := testcatalog.Catalog(testcatalog.Options{Name: "shared", Functions: 3})
+	v1 := catalogtest.Catalog(catalogtest.Options{Name: "shared", Functions: 2})
+	v2 := catalogtest.Catalog(catalogtest.Options{Name: "shared", Functions: 3})
 	if r := do(t, http.MethodPut, a.url+"/api/v1/catalogs/shared/versions/1.0.0", tok, v1); r.status != http.StatusCreated {
 		t.Fatal(r.status)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/store"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
 )
@@ -31,7 +31,7 @@ func BenchmarkFunctionPage(b *testing.B) {
 	// functions across the groups, of each runtime (the generator cycles container, exec, starlark)
 	var paths []string
 	for i := range 30 {
-		paths = append(paths, fmt.Sprintf("/functions/team%04d.example.com/%s", (i*7)%50, testcatalog.Kind((i*37)%200)))
+		paths = append(paths, fmt.Sprintf("/functions/team%04d.example.com/%s", (i*7)%50, catalogtest.Kind((i*37)%200)))
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	for _, p := range paths { // warm up: connections, plans, page buffers

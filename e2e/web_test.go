@@ -21,7 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/internal/testenv"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
 )
@@ -37,8 +37,8 @@ func seedWebsite(t *testing.T, s *service) (total int) {
 		}
 	}
 	pub("example.com", "example-functions", exampleCatalog(t))
-	pub("example.com", "team-a", testcatalog.Catalog(testcatalog.Options{Name: "team-a", Functions: 30, Group: "team-a.example.com"}))
-	pub("acme.example", "acme-tools", testcatalog.Catalog(testcatalog.Options{Name: "acme-tools", Functions: 30, Group: "fn.acme.example", Publisher: "acme.example"}))
+	pub("example.com", "team-a", catalogtest.Catalog(catalogtest.Options{Name: "team-a", Functions: 30, Group: "team-a.example.com"}))
+	pub("acme.example", "acme-tools", catalogtest.Catalog(catalogtest.Options{Name: "acme-tools", Functions: 30, Group: "fn.acme.example", Publisher: "acme.example"}))
 	return 8 + 30 + 30
 }
 

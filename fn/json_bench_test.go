@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/krm-catalog/krm-catalog/fn"
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
 )
 
 // BenchmarkDecodeJSONNode decodes a 100-Deployment ResourceList from JSON (80 KB), as the output of

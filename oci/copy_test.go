@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/krm-catalog/krm-catalog/internal/registrytest"
 	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/registrytest"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
 

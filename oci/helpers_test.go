@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/krm-catalog/krm-catalog/internal/signtest"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
+	"github.com/krm-catalog/krm-catalog/oci/sign/signtest"
 )
 
 // fixedTime makes manifests reproducible across test runs.

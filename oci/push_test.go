@@ -16,8 +16,8 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry/remote"
 
-	"github.com/krm-catalog/krm-catalog/internal/registrytest"
 	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/registrytest"
 )
 
 // fetchJSON reads a manifest or index straight from the registry, bypassing our client.

@@ -12,8 +12,8 @@ import (
 
 	"oras.land/oras-go/v2/registry/remote/retry"
 
-	"github.com/krm-catalog/krm-catalog/internal/registrytest"
 	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/registrytest"
 )
 
 // stallingRegistry answers every request with the headers and the first bytes of a manifest, then

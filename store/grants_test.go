@@ -9,14 +9,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
 // publishIn publishes a catalog of n functions in group as publisher, under a catalog name of its own.
 func publishIn(t *testing.T, s *store.Store, publisher, name, group string, n int) error {
 	t.Helper()
-	_, _, err := publish(t, s, publisher, name, "1.0.0", testcatalog.Catalog(testcatalog.Options{Name: name, Functions: n, Publisher: publisher, Group: group}))
+	_, _, err := publish(t, s, publisher, name, "1.0.0", catalogtest.Catalog(catalogtest.Options{Name: name, Functions: n, Publisher: publisher, Group: group}))
 	return err
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/krm-catalog/krm-catalog/identity"
-	"github.com/krm-catalog/krm-catalog/internal/signtest"
+	"github.com/krm-catalog/krm-catalog/oci/sign/signtest"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -26,14 +26,14 @@ func TestPublishers(t *testing.T) {
 		name, version string
 		n             int
 	}{{"alpha", "1.0.0", 3}, {"alpha", "2.0.0", 2}} {
-		if _, _, err := publish(t, s, "example.com", p.name, p.version, testcatalog.Catalog(testcatalog.Options{Name: p.name, Functions: p.n})); err != nil {
+		if _, _, err := publish(t, s, "example.com", p.name, p.version, catalogtest.Catalog(catalogtest.Options{Name: p.name, Functions: p.n})); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := publish(t, s, "example.com", "beta", "1.0.0", testcatalog.Catalog(testcatalog.Options{Name: "beta", Functions: 2, Group: "a.example.com"})); err != nil {
+	if _, _, err := publish(t, s, "example.com", "beta", "1.0.0", catalogtest.Catalog(catalogtest.Options{Name: "beta", Functions: 2, Group: "a.example.com"})); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := publish(t, s, "other.example", "gamma", "1.0.0", testcatalog.Catalog(testcatalog.Options{Name: "gamma", Functions: 1, Publisher: "other.example", Group: "other.example"})); err != nil {
+	if _, _, err := publish(t, s, "other.example", "gamma", "1.0.0", catalogtest.Catalog(catalogtest.Options{Name: "gamma", Functions: 1, Publisher: "other.example", Group: "other.example"})); err != nil {
 		t.Fatal(err)
 	}
 
@@ -79,9 +79,9 @@ func TestPublishers(t *testing.T) {
 			want  []string
 		}{
 			// by group, then kind: Kind(1) is EnsureNamespace1, Kind(0) SetNamespace0
-			{"example.com", 0, []string{"a.example.com/" + testcatalog.Kind(1), "a.example.com/" + testcatalog.Kind(0), "fn.example.com/" + testcatalog.Kind(1), "fn.example.com/" + testcatalog.Kind(0)}},
-			{"example.com", 2, []string{"a.example.com/" + testcatalog.Kind(1), "a.example.com/" + testcatalog.Kind(0)}},
-			{"other.example", 10, []string{"other.example/" + testcatalog.Kind(0)}},
+			{"example.com", 0, []string{"a.example.com/" + catalogtest.Kind(1), "a.example.com/" + catalogtest.Kind(0), "fn.example.com/" + catalogtest.Kind(1), "fn.example.com/" + catalogtest.Kind(0)}},
+			{"example.com", 2, []string{"a.example.com/" + catalogtest.Kind(1), "a.example.com/" + catalogtest.Kind(0)}},
+			{"other.example", 10, []string{"other.example/" + catalogtest.Kind(0)}},
 			{"idle.example", 10, nil},
 			{"nobody.example", 10, nil},
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -52,7 +51,7 @@ func TestPushHoldsNoConnection(t *testing.T) {
 	s := openStore(t)
 	mustToken(t, s, "example.com")
 	mustToken(t, s, "other.example.com")
-	data := testcatalog.Catalog(testcatalog.Options{Name: "pushed", Functions: 2})
+	data := catalogtest.Catalog(catalogtest.Options{Name: "pushed", Functions: 2})
 	doc, c := catalogtest.Decode(t, data)
 	pushes := 0
 	params := store.PublishCatalogParams{Name: "pushed", Version: "1.0.0", Publisher: "example.com", Content: data, Document: doc, Catalog: c,
@@ -99,7 +98,7 @@ func TestSubscribe(t *testing.T) {
 	if st := s.Stats(); st.Acquired != 0 {
 		t.Errorf("the subscription holds %d pooled connections", st.Acquired)
 	}
-	if _, _, err := publish(t, s, "example.com", "subscribed", "1.0.0", testcatalog.Catalog(testcatalog.Options{Name: "subscribed", Functions: 1})); err != nil {
+	if _, _, err := publish(t, s, "example.com", "subscribed", "1.0.0", catalogtest.Catalog(catalogtest.Options{Name: "subscribed", Functions: 1})); err != nil {
 		t.Fatal(err)
 	}
 	if c := <-changes; c.Subject != "catalog:subscribed" {

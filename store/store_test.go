@@ -15,7 +15,6 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
 	"github.com/krm-catalog/krm-catalog/migrations"
 	"github.com/krm-catalog/krm-catalog/store"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
@@ -119,7 +118,7 @@ func TestPublishCatalog(t *testing.T) {
 	s := openStore(t)
 	mustToken(t, s, "example.com")
 	mustToken(t, s, "intruder.example")
-	v1 := testcatalog.Catalog(testcatalog.Options{Name: "fns", Functions: 3})
+	v1 := catalogtest.Catalog(catalogtest.Options{Name: "fns", Functions: 3})
 
 	got, created, err := publish(t, s, "example.com", "fns", "1.0.0", v1)
 	if err != nil || !created || !got.Latest || got.Digest != store.Digest(v1) || got.Functions != 3 {
@@ -135,7 +134,7 @@ func TestPublishCatalog(t *testing.T) {
 	if _, _, err := publish(t, s, "intruder.example", "fns", "2.0.0", v1); !errors.Is(err, store.ErrForbidden) {
 		t.Errorf("another publisher's catalog name: %v, want ErrForbidden", err)
 	}
-	if _, _, err := publish(t, s, "intruder.example", "copy", "1.0.0", testcatalog.Catalog(testcatalog.Options{Name: "copy", Functions: 1, Publisher: "intruder.example"})); !errors.Is(err, store.ErrForbidden) {
+	if _, _, err := publish(t, s, "intruder.example", "copy", "1.0.0", catalogtest.Catalog(catalogtest.Options{Name: "copy", Functions: 1, Publisher: "intruder.example"})); !errors.Is(err, store.ErrForbidden) {
 		t.Errorf("another publisher's function: %v, want ErrForbidden", err)
 	}
 
@@ -154,7 +153,7 @@ func TestLatestFollowsSemver(t *testing.T) {
 	s := openStore(t)
 	mustToken(t, s, "example.com")
 	for i, v := range []string{"1.0.0", "2.0.0", "1.5.0", "v2.1.0-rc.1", "2.1.0"} {
-		data := testcatalog.Catalog(testcatalog.Options{Name: "fns", Functions: i + 1})
+		data := catalogtest.Catalog(catalogtest.Options{Name: "fns", Functions: i + 1})
 		if _, _, err := publish(t, s, "example.com", "fns", v, data); err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +179,7 @@ func TestConcurrentPublishes(t *testing.T) {
 	t.Parallel()
 	s := openStore(t)
 	mustToken(t, s, "example.com")
-	same := testcatalog.Catalog(testcatalog.Options{Name: "race", Functions: 5})
+	same := catalogtest.Catalog(catalogtest.Options{Name: "race", Functions: 5})
 	var wg sync.WaitGroup
 	results := make([]error, 20)
 	createdCount := make([]bool, 20)
@@ -218,7 +217,7 @@ func TestSearch(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
 	mustToken(t, s, "example.com")
-	if _, _, err := publish(t, s, "example.com", "fns", "1.0.0", testcatalog.Catalog(testcatalog.Options{Name: "fns", Functions: 30})); err != nil {
+	if _, _, err := publish(t, s, "example.com", "fns", "1.0.0", catalogtest.Catalog(catalogtest.Options{Name: "fns", Functions: 30})); err != nil {
 		t.Fatal(err)
 	}
 	// Kind(1) is EnsureNamespace1, a function whose kind contains "Namespace"
@@ -288,11 +287,11 @@ func TestResolveAndFunctions(t *testing.T) {
 	s := openStore(t)
 	mustToken(t, s, "example.com")
 	for _, name := range []string{"alpha", "beta"} {
-		if _, _, err := publish(t, s, "example.com", name, "1.0.0", testcatalog.Catalog(testcatalog.Options{Name: name, Functions: 2})); err != nil {
+		if _, _, err := publish(t, s, "example.com", name, "1.0.0", catalogtest.Catalog(catalogtest.Options{Name: name, Functions: 2})); err != nil {
 			t.Fatal(err)
 		}
 	}
-	kind := testcatalog.Kind(0)
+	kind := catalogtest.Kind(0)
 	res, err := s.Resolve(ctx, "fn.example.com/v1", kind, []string{"beta", "alpha"})
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +391,7 @@ func TestPublishPushesBeforeCommit(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t)
 	mustToken(t, s, "example.com")
-	data := testcatalog.Catalog(testcatalog.Options{Name: "pushed", Functions: 1})
+	data := catalogtest.Catalog(catalogtest.Options{Name: "pushed", Functions: 1})
 	doc, c := catalogtest.Decode(t, data)
 	failing := store.PublishCatalogParams{Name: "pushed", Version: "1.0.0", Publisher: "example.com", Content: data, Document: doc, Catalog: c,
 		Push: func(context.Context) (string, string, error) { return "", "", errors.New("registry down") }}
@@ -435,14 +434,14 @@ func TestFacetTotalsStayExact(t *testing.T) {
 		n             int
 	}{{"alpha", "1.0.0", 6}, {"beta", "1.0.0", 4}, {"alpha", "2.0.0", 2}, {"gamma", "1.0.0", 9}, {"beta", "1.1.0", 1}, {"gamma", "0.9.0", 3}} {
 		wg.Go(func() {
-			data := testcatalog.Catalog(testcatalog.Options{Name: p.name, Functions: p.n})
+			data := catalogtest.Catalog(catalogtest.Options{Name: p.name, Functions: p.n})
 			if _, _, err := publish(t, s, "example.com", p.name, p.version, data); err != nil {
 				t.Errorf("publish %d: %v", i, err)
 			}
 		})
 	}
 	wg.Go(func() { // a definition of a function the catalogs list too
-		def := strings.Replace(strings.Replace(definitionV1, "SetThing", testcatalog.Kind(1), 1), "Sets a thing.", "From a definition.", 1)
+		def := strings.Replace(strings.Replace(definitionV1, "SetThing", catalogtest.Kind(1), 1), "Sets a thing.", "From a definition.", 1)
 		def = strings.Replace(def, "  publisher: example.com\n", "  publisher: example.com\n  tags: [from-definition]\n", 1)
 		if _, _, err := publishDefinition(t, s, "example.com", def); err != nil {
 			t.Errorf("publish definition: %v", err)
@@ -576,7 +575,7 @@ func TestSearchCountsStopAtTheCap(t *testing.T) {
 	const catalogs = 3 // 600 functions
 	for c := range catalogs {
 		name := fmt.Sprintf("cap-%d", c)
-		data := testcatalog.Catalog(testcatalog.Options{Name: name, Functions: 200, Group: name + ".example.com"})
+		data := catalogtest.Catalog(catalogtest.Options{Name: name, Functions: 200, Group: name + ".example.com"})
 		if _, _, err := publish(t, s, "example.com", name, "1.0.0", data); err != nil {
 			t.Fatal(err)
 		}

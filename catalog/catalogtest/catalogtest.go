@@ -1,4 +1,5 @@
-// Package catalogtest decodes catalog fixtures for tests.
+// Package catalogtest holds catalog fixtures for tests: decoding one, and generating valid catalogs
+// of any size for benchmarks and load tests.
 package catalogtest
 
 import (

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/krm-catalog/krm-catalog/internal/registrytest"
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
+	"github.com/krm-catalog/krm-catalog/oci/registrytest"
 )
 
 func exampleCatalog(t *testing.T) []byte {
@@ -252,7 +252,7 @@ func floodDocument(t *testing.T) []byte {
 	t.Helper()
 	n := 3000
 	for {
-		doc := testcatalog.Catalog(testcatalog.Options{Name: "flood", Functions: n})
+		doc := catalogtest.Catalog(catalogtest.Options{Name: "flood", Functions: n})
 		if len(doc) <= 4<<20 {
 			if len(doc) < 3<<20 {
 				n += n / 4
@@ -347,7 +347,7 @@ func TestServeKilledMidPublish(t *testing.T) {
 		defer close(done)
 		for i := 0; i < 10000; i++ {
 			version := fmt.Sprintf("2.0.%d", i)
-			doc := testcatalog.Catalog(testcatalog.Options{Name: "killed", Functions: 5 + i%7})
+			doc := catalogtest.Catalog(catalogtest.Options{Name: "killed", Functions: 5 + i%7})
 			r := request(ctx, client, http.MethodPut, p.url+"/api/v1/catalogs/killed/versions/"+version, tok, doc)
 			if r.err != nil {
 				return // serve is gone

@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/internal/pgcluster"
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
 )
 
 // TestFailover runs serve against a primary and a streaming standby (pg_basebackup -R, synchronous
@@ -62,7 +62,7 @@ func TestFailover(t *testing.T) {
 			default:
 			}
 			v := fmt.Sprintf("1.0.%d", i)
-			doc := testcatalog.Catalog(testcatalog.Options{Name: "replicated", Functions: 3 + i%5})
+			doc := catalogtest.Catalog(catalogtest.Options{Name: "replicated", Functions: 3 + i%5})
 			r := request(ctx, client, http.MethodPut, p.url+"/api/v1/catalogs/replicated/versions/"+v, tok, doc)
 			if r.status == http.StatusCreated {
 				mu.Lock()

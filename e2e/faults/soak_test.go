@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/krm-catalog/krm-catalog/internal/testcatalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 )
 
 // TestSoak runs serve for KRM_CATALOG_SOAK (a duration, such as 60s) at the benchmark's rate: 8
@@ -83,7 +83,7 @@ func TestSoak(t *testing.T) {
 	every(50*time.Millisecond, func(int) {
 		record(classes["search"], request(ctx, client, http.MethodGet, p.url+"/api/v1/functions?q=namespace", "", nil), http.StatusOK)
 	})
-	small := testcatalog.Catalog(testcatalog.Options{Name: "soak", Functions: 20})
+	small := catalogtest.Catalog(catalogtest.Options{Name: "soak", Functions: 20})
 	every(time.Second, func(i int) {
 		record(classes["publish"], request(ctx, client, http.MethodPut, fmt.Sprintf("%s/api/v1/catalogs/soak/versions/1.0.%d", p.url, i), tok, small), http.StatusCreated)
 	})

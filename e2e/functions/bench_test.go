@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/krm-catalog/krm-catalog/fn"
-	"github.com/krm-catalog/krm-catalog/fn/container"
-	"github.com/krm-catalog/krm-catalog/fn/execfn"
-	"github.com/krm-catalog/krm-catalog/fn/servermode"
-	"github.com/krm-catalog/krm-catalog/fn/starlarkfn"
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/container"
+	execfn "github.com/krm-catalog/krm-catalog/fn/runtime/exec"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/server"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/starlark"
 	"github.com/krm-catalog/krm-catalog/pkg/krmfn"
 )
 
@@ -80,7 +80,7 @@ func BenchmarkExecV1VsV2(b *testing.B) {
 	path := bins.Fn["set-namespace"]
 	var v1, v1yaml, v2 time.Duration
 	for b.Loop() {
-		pool := &servermode.Pool{Format: fn.JSON}
+		pool := &server.Pool{Format: fn.JSON}
 		tJSON := &timed{f: &execfn.Function{Path: path, Format: fn.JSON}, calls: calls}
 		tYAML := &timed{f: &execfn.Function{Path: path, Format: fn.YAML}, calls: calls}
 		tV2 := &timed{f: pool.Function("bench", &execfn.Launcher{Path: path}, time.Minute), calls: calls}
@@ -107,20 +107,20 @@ func BenchmarkContainerRunVsServer(b *testing.B) {
 	image := fntest.Image(b, engine, bins.Fn["set-namespace"], host, "bench/set-namespace")
 	rl := benchList(b, 100)
 	cfg := container.Config{Engine: engine, Image: image}
-	var perRun, server time.Duration
+	var perRun, reused time.Duration
 	for b.Loop() {
-		pool := &servermode.Pool{Format: fn.JSON}
+		pool := &server.Pool{Format: fn.JSON}
 		tRun := &timed{f: &container.Function{Config: cfg, Format: fn.JSON}, calls: runCalls}
 		tServer := &timed{f: pool.Function("bench", &container.Launcher{Config: cfg}, time.Minute), calls: serverCalls}
 		interleave(b, serverCalls, rl, tServer, tRun)
 		if err := pool.Close(); err != nil {
 			b.Fatal(err)
 		}
-		perRun, server = perRun+tRun.total, server+tServer.total
+		perRun, reused = perRun+tRun.total, reused+tServer.total
 	}
 	b.ReportMetric(ms(perRun, b.N*runCalls), "ms-docker-run/call")
-	b.ReportMetric(ms(server, b.N*serverCalls), "ms-server/call")
-	b.ReportMetric((float64(perRun)/runCalls)/(float64(server)/serverCalls), "x-server-faster")
+	b.ReportMetric(ms(reused, b.N*serverCalls), "ms-server/call")
+	b.ReportMetric((float64(perRun)/runCalls)/(float64(reused)/serverCalls), "x-server-faster")
 }
 
 // BenchmarkFnRunVsBareFunction: `krm-catalog fn run -` resolving an exec function from a catalog
@@ -201,7 +201,7 @@ func BenchmarkStarlarkVsExec(b *testing.B) {
 	rl := benchList(b, 1000)
 	var star, ex time.Duration
 	for b.Loop() {
-		tStar := &timed{f: &starlarkfn.Function{Script: starlarkSetNamespace}, calls: calls}
+		tStar := &timed{f: &starlark.Function{Script: starlarkSetNamespace}, calls: calls}
 		tExec := &timed{f: &execfn.Function{Path: bins.Fn["set-namespace"], Format: fn.JSON}, calls: calls}
 		interleave(b, calls, rl, tStar, tExec)
 		star, ex = star+tStar.total, ex+tExec.total

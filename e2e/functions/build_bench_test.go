@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
 )
 
 // BenchmarkBuildVsKustomize (docs/benchmarks.md, "kustomize build with catalogs"): the same

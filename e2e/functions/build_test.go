@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
 	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 

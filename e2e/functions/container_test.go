@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
 )
 
 func containerCatalog(t *testing.T, image string, v2 bool) string {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/krm-catalog/krm-catalog/internal/fnexamples"
+	"github.com/krm-catalog/krm-catalog/examples/fnexamples"
 )
 
 const deployment = `# Deployment of the web tier

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
 )
 
 // kustomize v5.8.2 runs `krm-catalog fn proxy` as an exec function: the transformer config names a

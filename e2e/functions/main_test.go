@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/krm-catalog/krm-catalog/internal/fnexamples"
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
+	"github.com/krm-catalog/krm-catalog/examples/fnexamples"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
 )
 
 var bins fntest.Bins

@@ -9,11 +9,11 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/krm-catalog/krm-catalog/internal/fnexamples"
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
-	"github.com/krm-catalog/krm-catalog/internal/registrytest"
-	"github.com/krm-catalog/krm-catalog/internal/signtest"
+	"github.com/krm-catalog/krm-catalog/examples/fnexamples"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
 	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/registrytest"
+	"github.com/krm-catalog/krm-catalog/oci/sign/signtest"
 )
 
 // mirrorCatalog names an exec function over https, an exec function and a container image in the

@@ -9,10 +9,10 @@ import (
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
-	"github.com/krm-catalog/krm-catalog/internal/fnexamples"
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
-	"github.com/krm-catalog/krm-catalog/internal/signtest"
+	"github.com/krm-catalog/krm-catalog/examples/fnexamples"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
 	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/sign/signtest"
 )
 
 // An exec function pulled from an OCI exec artifact, through a catalog that is itself an OCI

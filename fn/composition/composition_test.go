@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
 	"github.com/krm-catalog/krm-catalog/resolver"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/krm-catalog/krm-catalog/internal/cli"
+	"github.com/krm-catalog/krm-catalog/cmd/krm-catalog/cmd"
 	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
@@ -97,7 +97,7 @@ func BenchmarkRenderVsFnRun(b *testing.B) {
 		var out, errb bytes.Buffer
 		before := cpuTime(b)
 		start := time.Now()
-		if code := cli.Main(ctx, args, cli.IO{In: strings.NewReader(""), Out: &out, Err: &errb}); code != 0 {
+		if code := cmd.Main(ctx, args, cmd.IO{In: strings.NewReader(""), Out: &out, Err: &errb}); code != 0 {
 			b.Fatalf("krm-catalog %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
 		}
 		wall := time.Since(start)

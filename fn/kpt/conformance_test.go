@@ -21,10 +21,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/krm-catalog/krm-catalog/cmd/krm-catalog/cmd"
 	"github.com/krm-catalog/krm-catalog/fn"
-	"github.com/krm-catalog/krm-catalog/fn/container"
-	"github.com/krm-catalog/krm-catalog/internal/cli"
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/container"
 	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
@@ -307,7 +307,7 @@ func runCase(t *testing.T, dir string) {
 	}
 	args = append(args, spec.Args...)
 	var stdout, stderr bytes.Buffer
-	code := cli.Main(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+	code := cmd.Main(context.Background(), args, cmd.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
 	t.Logf("krm-catalog %s: exit %d\n%s", strings.Join(args, " "), code, stderr.String())
 	if (code == 0) != (wantExit == 0) {
 		t.Fatalf("exit status %d, kpt's is %d", code, wantExit)

@@ -16,9 +16,9 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/composition"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
 	"github.com/krm-catalog/krm-catalog/fn/kustrun"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
 )
 
 // fakeFunctions stands for the catalogs: every catalog function config it is asked about is a

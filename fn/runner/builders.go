@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/krm-catalog/krm-catalog/fn"
-	"github.com/krm-catalog/krm-catalog/fn/container"
-	"github.com/krm-catalog/krm-catalog/fn/execfn"
 	"github.com/krm-catalog/krm-catalog/fn/internal/fetch"
-	"github.com/krm-catalog/krm-catalog/fn/starlarkfn"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/container"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/exec"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/starlark"
 	"github.com/krm-catalog/krm-catalog/resolver"
 )
 
@@ -89,9 +89,9 @@ func (r *Runner) catalogExec(ctx context.Context, res *resolver.Resolution) (fn.
 
 func (r *Runner) execFunction(path string, args, env []string, server bool) fn.Function {
 	if server && len(args) == 0 {
-		return r.pool.Function("exec\x00"+path, &execfn.Launcher{Path: path, Env: env, Stderr: r.o.Stderr}, r.o.Timeout)
+		return r.pool.Function("exec\x00"+path, &exec.Launcher{Path: path, Env: env, Stderr: r.o.Stderr}, r.o.Timeout)
 	}
-	return &execfn.Function{Path: path, Args: args, Env: env, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: wire(r.o)}
+	return &exec.Function{Path: path, Args: args, Env: env, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: wire(r.o)}
 }
 
 const MaxScriptBytes = 4 << 20
@@ -139,26 +139,26 @@ func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) 
 	if want == "" || got != want {
 		return nil, fmt.Errorf("%w: starlark script %s has sha256 %s, the catalog pins %q; it was not run", fn.ErrDigestMismatch, src, got, want)
 	}
-	return &starlarkfn.Function{Name: filepath.Base(src), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+	return &starlark.Function{Name: filepath.Base(src), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
 }
 
 func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir string) (fn.Function, error) {
 	switch {
 	case e.Starlark != nil && e.Starlark.Script != "":
-		return &starlarkfn.Function{Name: e.Source, Script: e.Starlark.Script, Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+		return &starlark.Function{Name: e.Source, Script: e.Starlark.Script, Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
 	case e.Starlark != nil:
 		p := local(baseDir, e.Starlark.Path)
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("starlark script: %w", err)
 		}
-		return &starlarkfn.Function{Name: filepath.Base(p), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+		return &starlark.Function{Name: filepath.Base(p), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
 	case e.Exec != nil:
 		if !r.o.AllowExec {
 			return nil, fmt.Errorf("%w: the function config names the executable %s (%s); running it needs --allow-exec", fn.ErrNotAllowed, e.Exec.Path, e.Source)
 		}
 		f := r.execFunction(local(baseDir, e.Exec.Path), e.Exec.Args, e.Exec.Env, false)
-		if ef, ok := f.(*execfn.Function); ok && r.o.ExplicitExecYAML {
+		if ef, ok := f.(*exec.Function); ok && r.o.ExplicitExecYAML {
 			ef.Format = fn.YAML
 		}
 		return f, nil

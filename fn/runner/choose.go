@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
-	"github.com/krm-catalog/krm-catalog/fn/container"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/container"
 	"github.com/krm-catalog/krm-catalog/resolver"
 )
 

@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
-	"github.com/krm-catalog/krm-catalog/fn/execfn"
-	"github.com/krm-catalog/krm-catalog/fn/servermode"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/exec"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/server"
 	"github.com/krm-catalog/krm-catalog/fn/skip"
 	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/resolver"
@@ -32,7 +32,7 @@ var ErrInvalidConfig = errors.New("functionConfig does not match the function's 
 
 // ArtifactFetcher reads OCI runtime artifacts: exec (per platform) and starlark scripts.
 type ArtifactFetcher interface {
-	execfn.ArtifactFetcher
+	exec.ArtifactFetcher
 	FetchStarlark(ctx context.Context, ref string) (io.ReadCloser, error)
 }
 
@@ -85,8 +85,8 @@ const DefaultTimeout = 5 * time.Minute
 // Runner prepares and runs functions. Close stops the function servers it started.
 type Runner struct {
 	o     Options
-	store *execfn.Store
-	pool  *servermode.Pool
+	store *exec.Store
+	pool  *server.Pool
 
 	mu      sync.Mutex
 	engine  string
@@ -106,8 +106,8 @@ func New(o Options) *Runner {
 	o.CacheDir = cache.Root
 	r := &Runner{
 		o:       o,
-		store:   &execfn.Store{Dir: cache.Exec(), HTTPClient: o.HTTPClient, OCI: o.OCI},
-		pool:    &servermode.Pool{Format: wire(o)},
+		store:   &exec.Store{Dir: cache.Exec(), HTTPClient: o.HTTPClient, OCI: o.OCI},
+		pool:    &server.Pool{Format: wire(o)},
 		schemas: map[string]*schemas.FunctionConfigSchema{},
 		uses:    map[string]int{},
 	}

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
 	"github.com/krm-catalog/krm-catalog/resolver"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/starlark"
 	"github.com/krm-catalog/krm-catalog/fn/skip"
-	"github.com/krm-catalog/krm-catalog/fn/starlarkfn"
-	"github.com/krm-catalog/krm-catalog/internal/fntest"
 )
 
 func parse(t testing.TB, s string) *yaml.RNode {
@@ -151,7 +151,7 @@ func BenchmarkRerunUnchanged1000(b *testing.B) {
 		b.Fatal(err)
 	}
 	cfg := parse(b, "apiVersion: fn.example.com/v1\nkind: SetAnnotations\nannotations: {owner: platform}\n")
-	star := &starlarkfn.Function{Name: "set-annotations.star", Script: string(script)}
+	star := &starlark.Function{Name: "set-annotations.star", Script: string(script)}
 	store := skip.Open(b.TempDir())
 	key, _ := skip.Key("sha256:script", cfg)
 	ctx := context.Background()
@@ -170,7 +170,7 @@ func BenchmarkRerunUnchanged1000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, ok := f.(*starlarkfn.Function); !ok && !skip.Skipped(res[0]) {
+		if _, ok := f.(*starlark.Function); !ok && !skip.Skipped(res[0]) {
 			b.Fatal("the unchanged re-run was not skipped")
 		}
 		return d

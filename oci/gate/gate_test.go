@@ -17,11 +17,11 @@ import (
 	"github.com/opencontainers/go-digest"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
-	"github.com/krm-catalog/krm-catalog/internal/registrytest"
-	"github.com/krm-catalog/krm-catalog/internal/signtest"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/gate"
+	"github.com/krm-catalog/krm-catalog/oci/registrytest"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
+	"github.com/krm-catalog/krm-catalog/oci/sign/signtest"
 )
 
 // fixture is a registry holding the artifacts a catalog names.

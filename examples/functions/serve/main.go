@@ -29,7 +29,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/krm-catalog/krm-catalog/internal/fnexamples"
+	"github.com/krm-catalog/krm-catalog/examples/fnexamples"
 )
 
 const header = `# The example functions of examples/functions, as a KRMFunctionCatalog. Their executables are

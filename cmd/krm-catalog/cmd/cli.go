@@ -1,0 +1,81 @@
+// Package cmd holds the krm-catalog commands. It parses flags, calls the packages that do the work,
+// and turns their results into output and exit codes; it holds no logic of its own beyond that.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, shared by every command.
+const (
+	ExitOK       = 0
+	ExitFindings = 1 // the input has errors
+	ExitUsage    = 2 // bad usage, or input that could not be read
+)
+
+// IO is where a command reads and writes.
+type IO struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// exitError carries an exit code out of a command. A nil err means the command already said why.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// Main runs the command line and returns the process exit code.
+func Main(ctx context.Context, args []string, streams IO) int {
+	root := newRoot(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(streams.Err, "krm-catalog:", ee.err)
+		}
+		return ee.code
+	}
+	// cobra's own errors are usage errors: unknown command or flag, wrong argument count
+	fmt.Fprintln(streams.Err, "krm-catalog:", err)
+	return ExitUsage
+}
+
+func newRoot(streams IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "krm-catalog",
+		Short: "Validate, publish, serve and run catalogs of KRM functions",
+		Long: `krm-catalog works with catalogs of KRM functions (KEP-2906): it validates
+KRMFunctionCatalog and KRMFunctionDefinition documents, serves and publishes them,
+moves them through OCI registries, and resolves and runs the functions they name.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.Err)
+	root.AddCommand(newVersionCmd(), newValidateCmd())
+	root.AddCommand(ociCommands()...)
+	root.AddCommand(newServeCmd(streams), newMigrateCmd(streams), newTokenCmd(streams), newPublisherCmd(streams), newPublishCmd())
+	root.AddCommand(newResolveCmd(), newCatalogCmd(), newFnCmd(), newBuildCmd())
+	root.AddCommand(newSearchCmd(), newMirrorCmd())
+	return root
+}

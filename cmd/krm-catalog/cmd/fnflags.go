@@ -1,0 +1,210 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+	"oras.land/oras-go/v2/registry/remote/credentials"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/cmd/krm-catalog/internal/fnoci"
+	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/runner"
+	"github.com/krm-catalog/krm-catalog/internal/cachedir"
+	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/sign"
+	"github.com/krm-catalog/krm-catalog/pkg/krmfn"
+	"github.com/krm-catalog/krm-catalog/resolver"
+)
+
+// fnOptions are the flags shared by the commands that resolve and run functions.
+type fnOptions struct {
+	catalogs, trusted []string
+	keys              []string
+	cacheDir          string
+	registryTimeout   time.Duration
+
+	allowExec, allowNetwork bool
+	mounts                  []string
+	timeout                 time.Duration
+	runtime                 string
+	yamlWire                bool
+	explicitExecYAML        bool // not a flag: fn render sets it
+	serverMode              string
+	noSkip                  bool
+}
+
+func (o *fnOptions) addResolveFlags(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&o.catalogs, "catalog", nil, "catalog to resolve functions from: a path, https:// URL, git::URL//PATH?ref=REF or oci://REF (repeatable; searched in order)")
+	fs.StringArrayVar(&o.trusted, "trusted-catalog", nil, "trust this catalog reference, written exactly as in --catalog (repeatable)")
+	fs.StringArrayVar(&o.keys, "key", nil, "public key (PEM): an oci:// catalog must be signed by one of these keys (repeatable)")
+	fs.StringVar(&o.cacheDir, "cache-dir", "", "cache for catalogs, executables and OCI content (default: the user cache directory)")
+	addRegistryTimeoutFlag(fs, &o.registryTimeout)
+}
+
+func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
+	o.addResolveFlags(fs)
+	fs.BoolVar(&o.allowExec, "allow-exec", false, "allow function configs that name a local executable (exec.path)")
+	fs.BoolVar(&o.allowNetwork, "allow-network", false, "give network access to container functions whose definition requires it")
+	fs.StringArrayVar(&o.mounts, "mount", nil, "storage mount for container functions whose definition requires one: type=bind,source=DIR,target=PATH[,readonly] (repeatable)")
+	fs.DurationVar(&o.timeout, "timeout", runner.DefaultTimeout, "time limit for each function call")
+	fs.StringVar(&o.runtime, "runtime", "", "runtime to use when a function offers several: container, exec or starlark (default: starlark, then container, then exec)")
+	fs.BoolVar(&o.yamlWire, "yaml-wire", false, "send ResourceLists to functions as YAML instead of JSON")
+	fs.BoolVar(&o.noSkip, "no-skip", false, "run idempotent functions even when their input is the output of an earlier run (docs/skip.md)")
+	fs.StringVar(&o.serverMode, "server-mode", "auto", "run spec v2 functions as reused servers: auto (when a function runs more than once), always, or never")
+}
+
+func (o *fnOptions) cache() cachedir.Layout { return cachedir.At(o.cacheDir) }
+
+// ociAdapter creates the OCI client on first use: most runs never touch a registry, and opening the
+// cache and reading the docker configuration are not free.
+type ociAdapter struct {
+	opts *fnOptions
+	once sync.Once
+	a    *fnoci.Adapter
+	err  error
+}
+
+func (l *ociAdapter) get(ctx context.Context) (*fnoci.Adapter, error) {
+	l.once.Do(func() {
+		var keys []sign.PublicKey
+		for _, k := range l.opts.keys {
+			pk, err := sign.LoadPublicKeyFile(k)
+			if err != nil {
+				l.err = fmt.Errorf("--key %s: %w", k, err)
+				return
+			}
+			keys = append(keys, pk)
+		}
+		opts := oci.Options{UserAgent: "krm-catalog", HTTPClient: oci.NewIdleBoundedHTTPClient(l.opts.registryTimeout)}
+		if store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{}); err == nil {
+			opts.Credentials = store
+		}
+		if c, err := oci.OpenCache(ctx, l.opts.cache().OCI()); err == nil {
+			opts.Cache = c
+		}
+		l.a = &fnoci.Adapter{Client: oci.NewClient(opts), Keys: keys}
+	})
+	return l.a, l.err
+}
+
+func (l *ociAdapter) PullCatalog(ctx context.Context, ref string) ([]byte, error) {
+	a, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.PullCatalog(ctx, ref)
+}
+
+func (l *ociAdapter) FetchStarlark(ctx context.Context, ref string) (io.ReadCloser, error) {
+	a, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.FetchStarlark(ctx, ref)
+}
+
+func (l *ociAdapter) FetchExec(ctx context.Context, ref string, p catalog.ExecPlatform) (io.ReadCloser, error) {
+	a, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return a.FetchExec(ctx, ref, p)
+}
+
+// resolver builds the resolver; extraTrusted are trusted in addition to --trusted-catalog.
+func (o *fnOptions) resolver(oa *ociAdapter, extraTrusted ...string) (*resolver.Resolver, error) {
+	r, err := resolver.New(resolver.Options{
+		Catalogs: o.catalogs,
+		Trusted:  append(append([]string(nil), o.trusted...), extraTrusted...),
+		Builtin:  resolver.Builtin(os.LookupEnv),
+		CacheDir: o.cache().Catalogs(),
+		OCI:      oa,
+	})
+	if err != nil {
+		return nil, &exitError{code: ExitUsage, err: err}
+	}
+	return r, nil
+}
+
+// runner builds the function runner over a resolver; baseDir resolves relative explicit paths.
+func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...string) (*runner.Runner, error) {
+	switch o.runtime {
+	case "", "container", "exec", "starlark":
+	default:
+		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--runtime must be container, exec or starlark, not %q", o.runtime)}
+	}
+	switch o.serverMode {
+	case "", "auto", "always", "never":
+	default:
+		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--server-mode must be auto, always or never, not %q", o.serverMode)}
+	}
+	// running functions allocates every list afresh at each step, as the functions themselves do
+	krmfn.TuneGC()
+	oa := &ociAdapter{opts: o}
+	res, err := o.resolver(oa, extraTrusted...)
+	if err != nil {
+		return nil, err
+	}
+	return runner.New(runner.Options{
+		Resolver:         res,
+		AllowExec:        o.allowExec,
+		AllowNetwork:     o.allowNetwork,
+		Mounts:           o.mounts,
+		Timeout:          o.timeout,
+		Stderr:           stderr,
+		CacheDir:         o.cache().Root,
+		BaseDir:          baseDir,
+		OCI:              oa,
+		Runtime:          o.runtime,
+		YAMLWire:         o.yamlWire,
+		ExplicitExecYAML: o.explicitExecYAML,
+		NoServerMode:     o.serverMode == "never",
+		NoSkip:           o.noSkip,
+		// fn proxy runs one function per process; "always" is for pipelines and benchmarks
+		ServerModeAlways: o.serverMode == "always",
+	}), nil
+}
+
+// runExit maps a run error to an exit code: usage problems (an untrusted or malformed catalog
+// reference, a missing permission) are 2; failing functions, error results and everything else 1.
+func runExit(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	code := ExitFindings
+	if errors.Is(err, resolver.ErrUntrustedCatalog) || errors.Is(err, resolver.ErrInvalidReference) || errors.Is(err, fn.ErrNotAllowed) {
+		code = ExitUsage
+	}
+	return &exitError{code: code, err: err}
+}
+
+// reportResults writes results for people on stderr and, with a results directory, to
+// DIR/results.yaml. runErr is the error the run ends with: when a result only records it (a run
+// rejected after its functions ran), that result is left off stderr, where the error is printed.
+func reportResults(stderr io.Writer, dir string, runs []fn.FunctionResults, runErr error) error {
+	for _, r := range fn.Unrecorded(runs, runErr) {
+		for _, res := range r.Results {
+			fmt.Fprintf(stderr, "%s: %s\n", r.Function, res.String())
+		}
+	}
+	if dir == "" {
+		return nil
+	}
+	p, err := fn.WriteResults(dir, runs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "results written to", p)
+	return nil
+}

@@ -1,0 +1,113 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krm-catalog/krm-catalog/apiclient"
+	"github.com/krm-catalog/krm-catalog/catalog"
+)
+
+// versionLabel is the standard Kubernetes label publish takes a catalog's version from by default.
+const versionLabel = "app.kubernetes.io/version"
+
+func newPublishCmd() *cobra.Command {
+	var (
+		serverURL, token, version string
+		format                    *outputFormat
+	)
+	cmd := &cobra.Command{
+		Use:   "publish --server URL [--token T] [--version V] FILE",
+		Short: "Publish a catalog or a function definition to a krm-catalog service",
+		Long: `Publish sends a KRMFunctionCatalog (as a new version of the catalog named by its
+metadata.name) or a KRMFunctionDefinition to the service. The version comes from
+--version, else from the catalog's app.kubernetes.io/version label. The token comes
+from --token or KRM_CATALOG_TOKEN.
+
+The file is checked locally first; the service checks it again and stores it
+byte for byte.`,
+		Example: `  krm-catalog publish --server http://127.0.0.1:8080 --version 1.0.0 examples/catalog.yaml`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := format.check(cmd); err != nil {
+				return err
+			}
+			if token == "" {
+				token = os.Getenv("KRM_CATALOG_TOKEN")
+			}
+			if token == "" {
+				return &exitError{code: ExitUsage, err: errors.New("no token: pass --token or set KRM_CATALOG_TOKEN (krm-catalog token create prints one)")}
+			}
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return &exitError{code: ExitUsage, err: fmt.Errorf("read %s: %w", args[0], err)}
+			}
+			v, err := catalog.NewValidator()
+			if err != nil {
+				return err
+			}
+			doc, findings, err := v.ReadPublishable(args[0], data)
+			if findings.HasErrors() {
+				_ = catalog.WriteText(cmd.ErrOrStderr(), findings)
+				return &exitError{code: ExitFindings, err: errors.New("not published: the file has errors")}
+			}
+			if err != nil {
+				return usageErr(fmt.Errorf("publish takes one catalog or definition per file: %w", err))
+			}
+			client, err := apiclient.New(serverURL, token, nil)
+			if err != nil {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			var res apiclient.Published
+			if cat := doc.Catalog; cat != nil {
+				if version == "" {
+					version = cat.Labels[versionLabel]
+				}
+				if version == "" {
+					return &exitError{code: ExitUsage, err: fmt.Errorf("no version: pass --version or set the %s label", versionLabel)}
+				}
+				res, err = client.PublishCatalog(cmd.Context(), cat.Name, version, data)
+			} else {
+				def := doc.Definition
+				res, err = client.PublishDefinition(cmd.Context(), def.Function.Group, def.Function.Kind, data)
+			}
+			var apiErr *apiclient.Error
+			if errors.As(err, &apiErr) {
+				for _, d := range apiErr.Details {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s:%d:%d: %s: %s (at %s)\n", args[0], d.Line, d.Column, d.Severity, d.Message, d.Path)
+				}
+				return &exitError{code: ExitFindings, err: fmt.Errorf("not published: %w", err)}
+			}
+			if err != nil {
+				return &exitError{code: ExitUsage, err: fmt.Errorf("publish %s: %w", args[0], err)}
+			}
+			if format.is("json") {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			what := "unchanged (already published with the same bytes)"
+			if res.Created {
+				what = "published"
+			}
+			if res.Catalog != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "catalog %v version %v %s: %v\n", res.Catalog["catalog"], res.Catalog["version"], what, res.Catalog["digest"])
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "definition %v/%v %s: %v\n", res.Def["group"], res.Def["kind"], what, res.Def["digest"])
+			}
+			for _, w := range res.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s:%d:%d: warning: %s (at %s)\n", args[0], w.Line, w.Column, w.Message, w.Path)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
+	cmd.Flags().StringVar(&token, "token", "", "API token (default $KRM_CATALOG_TOKEN)")
+	cmd.Flags().StringVar(&version, "version", "", "catalog version (default: the app.kubernetes.io/version label)")
+	format = addFormatFlag(cmd, true, "text", "json")
+	return cmd
+}

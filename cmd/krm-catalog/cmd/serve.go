@@ -1,0 +1,207 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+	"oras.land/oras-go/v2/registry/remote/credentials"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/server"
+	"github.com/krm-catalog/krm-catalog/store"
+	"github.com/krm-catalog/krm-catalog/web"
+)
+
+func newServeCmd(streams IO) *cobra.Command {
+	var (
+		db        databaseFlags
+		addr      string
+		maxBody   int64
+		cacheSize int64
+		logFormat string
+		logLevel  string
+		registry  string
+		plainHTTP bool
+		deadlines server.Deadlines
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the catalog API, catalog.yaml endpoints and website",
+		Long: `Serve runs the krm-catalog service. With neither --database-url nor DATABASE_URL it
+starts a private PostgreSQL cluster in --data-dir from the machine's PostgreSQL
+binaries (created on first start, reused after), applies migrations, and serves.
+SIGINT or SIGTERM stops accepting requests, lets in-flight ones finish, and stops
+the cluster.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			logger, err := newLeveledLogger(streams, logFormat, logLevel)
+			if err != nil {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			reg, err := registryClient(registry, plainHTTP)
+			if err != nil {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			return serve(cmd.Context(), logger, db, addr, maxBody, cacheSize, reg, registry, deadlines)
+		},
+	}
+	db.register(cmd)
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body accepted, in bytes")
+	cmd.Flags().Int64Var(&cacheSize, "cache-size", 64<<20, "bytes of catalog.yaml and definition.yaml responses kept in memory")
+	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	cmd.Flags().StringVar(&logLevel, "log-level", envOr("KRM_CATALOG_LOG_LEVEL", "info"), "log level: debug (a line per request), info, warn or error; KRM_CATALOG_LOG_LEVEL sets the default")
+	cmd.Flags().StringVar(&registry, "registry", "", "push every published catalog version to PREFIX/catalogs/NAME:VERSION and report signatures (e.g. registry.example.com/krm)")
+	def := server.DefaultDeadlines()
+	cmd.Flags().DurationVar(&deadlines.Read, "read-timeout", def.Read, "deadline of a GET: past it, a request waiting on the database answers 503")
+	cmd.Flags().DurationVar(&deadlines.Write, "publish-timeout", def.Write, "deadline of a publish, its registry push included")
+	cmd.Flags().DurationVar(&deadlines.Validate, "validate-timeout", def.Validate, "deadline of POST /api/v1/validate")
+	cmd.Flags().BoolVar(&plainHTTP, "registry-plain-http", false, "talk plain HTTP to the registry (automatic for localhost and 127.0.0.1)")
+	return cmd
+}
+
+// registryClient is the service's OCI client: credentials from the docker config, no cache (the
+// service reads signatures, which must be fresh).
+func registryClient(prefix string, plainHTTP bool) (server.Registry, error) {
+	if prefix == "" {
+		return nil, nil
+	}
+	if _, err := oci.ParseReference(strings.TrimPrefix(prefix, "oci://") + "/catalogs/x:v"); err != nil {
+		return nil, fmt.Errorf("--registry %q is not a registry/repository prefix: %w", prefix, err)
+	}
+	creds, err := credentials.NewStoreFromDocker(credentials.StoreOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("docker config: %w", err)
+	}
+	return oci.NewClient(oci.Options{Credentials: creds, PlainHTTP: plainHTTP, UserAgent: "krm-catalog/" + currentVersion().Version,
+		HTTPClient: oci.NewBoundedHTTPClient(registryTimeout)}), nil
+}
+
+// registryTimeout bounds one request to the registry; a publish's push is a few of them, within
+// the publish's own deadline.
+const registryTimeout = 30 * time.Second
+
+func newLogger(streams IO, format string) (*slog.Logger, error) {
+	return newLeveledLogger(streams, format, "info")
+}
+
+func newLeveledLogger(streams IO, format, level string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level must be debug, info, warn or error, not %q", level)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(streams.Err, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(streams.Err, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+}
+
+// envOr returns the environment variable name, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, deadlines server.Deadlines) error {
+	// Listen first: a taken port should fail before a database is started for nothing.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: fmt.Errorf("listen on %s: %w", addr, err)}
+	}
+	defer ln.Close()
+	db, err := dbFlags.open(ctx, logger)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	defer func() {
+		if err := db.Close(context.WithoutCancel(ctx)); err != nil {
+			logger.Error("stop database", slog.Any("error", err))
+		}
+	}()
+	st, err := store.OpenWith(ctx, db.URL, dbFlags.storeOptions())
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	defer st.Close()
+	// migration 0006 reports, rather than guesses, groups whose owner it could not tell
+	if conflicts, err := st.GroupConflicts(ctx); err == nil && len(conflicts) > 0 {
+		logger.Warn("groups without a sure owner since the move to group ownership; krm-catalog publisher list shows them, publisher grant resolves them",
+			slog.Int("groups", len(conflicts)))
+	}
+	validator, err := catalog.NewValidator()
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), server.NewPoolCollector(st))
+	cache := server.NewContentCache(cacheSize)
+	var signatures *server.Signatures
+	if registry != nil {
+		signatures = server.NewSignatures(registry, st, logger)
+	}
+	site, err := web.New(web.Config{Store: st, Logger: logger, Signatures: signatures})
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{Store: st, Validator: validator, Logger: logger, Registry: reg, MaxBodyBytes: maxBody, Cache: cache, Mount: site.Mount,
+		OCI: registry, OCIPrefix: registryPrefix, Signatures: signatures, Deadlines: deadlines})
+	if err != nil {
+		return err
+	}
+	listenCtx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
+	listenDone := make(chan struct{})
+	go func() {
+		defer close(listenDone)
+		cache.Listen(listenCtx, st, logger)
+	}()
+	defer func() {
+		stopListening()
+		<-listenDone
+	}()
+
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	logger.Info("serving", slog.String("url", "http://"+ln.Addr().String()), slog.String("database", db.Description))
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: finishing in-flight requests")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}

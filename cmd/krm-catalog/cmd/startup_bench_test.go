@@ -1,0 +1,162 @@
+//go:build linux
+
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/registrytest"
+)
+
+// BenchmarkStartup compares the start-up of krm-catalog's commands that run most often (in
+// pipelines, and once per function call under kustomize) with the start-up of the oras CLI
+// (`oras version`), turn by turn within each iteration so that both see the same machine load.
+// Each command does its real, smallest job: `version`; `fn run -` and `fn proxy` of an inline
+// starlark function over an empty list; a pull by digest served from the cache. It reports each
+// command's time, its ratio to `oras version` (target: at most 1.5) and the peak resident memory
+// of each (target: under 20 MiB). krm-catalog is built as `go install ./cmd/krm-catalog` builds it,
+// in the environment of the test (CGO_ENABLED included). docs/benchmarks.md records the figures.
+//
+//	KRM_CATALOG_TOOLS_BIN="$(.ci/tools.sh)" go test ./cmd/krm-catalog/cmd -run '^$' -bench Startup -benchtime 20x -count 3
+func BenchmarkStartup(b *testing.B) {
+	oras := tool(b, "oras")
+	dir := b.TempDir()
+	kc := filepath.Join(dir, "krm-catalog")
+	if out, err := exec.Command("go", "build", "-o", kc, "..").CombinedOutput(); err != nil {
+		b.Fatalf("build krm-catalog: %v\n%s", err, out)
+	}
+	if fi, err := os.Stat(kc); err == nil {
+		b.Logf("krm-catalog binary: %.1f MB", float64(fi.Size())/1e6)
+	}
+	cfg := filepath.Join(dir, "starlark.yaml")
+	const starlarkRun = "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: noop\nsource: |\n  pass\n"
+	if err := os.WriteFile(cfg, []byte(starlarkRun), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	proxyIn := []byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n" +
+		indent(starlarkRun, "  "))
+	emptyList := []byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n")
+
+	// a catalog pushed to a registry started here, pulled once by digest to fill the cache
+	reg := registrytest.Distribution(b)
+	env := []string{"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "DOCKER_CONFIG=" + filepath.Join(dir, "docker")}
+	catalogFile, err := filepath.Abs("../../../examples/catalog.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ref := reg.Host + "/bench/catalog:v1"
+	if _, err := runProcess(dir, env, nil, kc, "push", ref, catalogFile); err != nil {
+		b.Fatal(err)
+	}
+	res, err := oci.NewClient(oci.Options{}).Resolve(context.Background(), ref, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pinned := reg.Host + "/bench/catalog@" + res.Root.Digest.String()
+	pull := []string{"pull", "-o", "out", pinned}
+	if _, err := runProcess(dir, env, nil, kc, pull...); err != nil {
+		b.Fatal(err)
+	}
+
+	type command struct {
+		name  string
+		bin   string
+		stdin []byte
+		args  []string
+		total time.Duration
+		maxKB int64
+	}
+	baseline := &command{name: "oras-version", bin: oras, args: []string{"version"}}
+	commands := []*command{
+		baseline,
+		{name: "version", bin: kc, args: []string{"version"}},
+		{name: "fn-run", bin: kc, stdin: emptyList, args: []string{"fn", "run", "-", "--fn-config", cfg}},
+		{name: "fn-proxy", bin: kc, stdin: proxyIn, args: []string{"fn", "proxy"}},
+		{name: "pull-cached", bin: kc, args: pull},
+	}
+	for b.Loop() {
+		for _, c := range commands {
+			d, err := runProcess(dir, env, c.stdin, c.bin, c.args...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.total += d
+		}
+	}
+	// Peak memory, through GNU time: a child of this process inherits its whole footprint in
+	// ru_maxrss (Go starts children with vfork, and the kernel counts the parent's pages up to the
+	// exec), while time forks from its own small one.
+	timeBin, err := exec.LookPath("/usr/bin/time")
+	if err != nil {
+		b.Log("no /usr/bin/time: peak memory not measured (Debian: apt-get install time)")
+	}
+	for _, c := range commands {
+		for range 3 {
+			if timeBin == "" {
+				break
+			}
+			kb, err := peakKiB(dir, env, c.stdin, timeBin, c.bin, c.args...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.maxKB = max(c.maxKB, kb)
+		}
+	}
+	n := float64(b.N)
+	for _, c := range commands {
+		b.ReportMetric(float64(c.total.Microseconds())/1000/n, "ms/"+c.name)
+		if c.maxKB > 0 {
+			b.ReportMetric(float64(c.maxKB)/1024, "MiB/"+c.name)
+		}
+		if c != baseline {
+			b.ReportMetric(float64(c.total)/float64(baseline.total), "x-oras/"+c.name)
+		}
+	}
+	b.ReportMetric(0, "ns/op") // the metrics above are the result
+}
+
+// runProcess runs bin in dir and returns how long it took.
+func runProcess(dir string, env []string, stdin []byte, bin string, args ...string) (time.Duration, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(slices.Clip(os.Environ()), env...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+	}
+	return d, nil
+}
+
+// peakKiB runs bin under GNU time and returns its peak resident memory in KiB.
+func peakKiB(dir string, env []string, stdin []byte, timeBin, bin string, args ...string) (int64, error) {
+	report := filepath.Join(dir, "time.out")
+	if _, err := runProcess(dir, env, stdin, timeBin, append([]string{"-f", "%M", "-o", report, bin}, args...)...); err != nil {
+		return 0, err
+	}
+	out, err := os.ReadFile(report)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+}
+
+func indent(s, prefix string) string {
+	lines := strings.SplitAfter(strings.TrimSuffix(s, "\n"), "\n")
+	return prefix + strings.Join(lines, prefix) + "\n"
+}

@@ -1,0 +1,89 @@
+package cmd
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/krm-catalog/krm-catalog/oci/gate"
+)
+
+func newVerifyCmd() *cobra.Command {
+	var (
+		rf                registryFlags
+		format            string
+		keys              []string
+		requirePinned     bool
+		requireSignatures bool
+		strict            bool
+		offline           bool
+	)
+	cmd := &cobra.Command{
+		Use:   "verify [--key cosign.pub]... [--require-signatures] [--format text|json|junit|results] INPUT...",
+		Short: "The CI gate: validate documents and check the OCI artifacts they name",
+		Long: `Verify checks everything validate checks, then the OCI artifacts the documents point at:
+  - every container image pinned by digest (--require-pinned, on by default: a semver tag
+    without a digest is an error, as KEP-2906 demands); a pinned image must exist;
+  - every exec binary (uri: oci://...) and starlark script (oci:// reference) exists, is a
+    krm-catalog artifact of that kind, and holds the file whose sha256 the document records;
+  - with --key (repeatable), each of those artifacts, and catalogs read from oci://, carries a
+    cosign signature by one of the keys; --require-signatures makes a missing one an error.
+
+INPUT is a file, a directory (searched recursively), - for standard input, an oci:// reference
+to a catalog or definition artifact, or an https:// URL.
+
+--format results prints a ResourceList whose results follow the KRM Functions Specification;
+junit prints a JUnit XML report for CI test views.
+
+Exit status: 0 when there is no error, 1 when there is one, 2 when an input could not be read
+or the command was used wrongly.`,
+		Example: `  krm-catalog verify catalog.yaml
+  krm-catalog verify --key keys/platform.pub --require-signatures --format junit catalogs/ > verify.xml
+  krm-catalog verify --format results oci://registry.example.com/catalogs/platform:v1.4.0`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(gate.Formats(), format) {
+				return usageErr(fmt.Errorf("--format must be one of %s, not %q", strings.Join(gate.Formats(), ", "), format))
+			}
+			pubs, err := loadKeys(keys)
+			if err != nil {
+				return err
+			}
+			client, err := rf.client(cmd, withCache)
+			if err != nil {
+				return err
+			}
+			g, err := gate.New(client, gate.Options{
+				RequirePinned: requirePinned, Strict: strict, Keys: pubs, RequireSignatures: requireSignatures, Offline: offline,
+			})
+			if err != nil {
+				return usageErr(err)
+			}
+			rep, readErr := g.Run(cmd.Context(), args, cmd.InOrStdin())
+			if err := rep.Write(cmd.OutOrStdout(), format); err != nil {
+				return usageErr(fmt.Errorf("write report: %w", err))
+			}
+			if format == "text" && (readErr == nil || len(rep.Findings()) > 0) {
+				fmt.Fprintln(cmd.ErrOrStderr(), rep.Summarize())
+			}
+			switch {
+			case readErr != nil:
+				return usageErr(readErr)
+			case rep.Findings().HasErrors():
+				return &exitError{code: ExitFindings}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&rf.plainHTTP, "plain-http", false, "talk plain HTTP to registries (automatic for localhost, 127.0.0.1 and ::1)")
+	addRegistryTimeoutFlag(cmd.Flags(), &rf.timeout)
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, junit or results")
+	cmd.Flags().StringArrayVar(&keys, "key", nil, "trusted cosign public key (repeatable)")
+	cmd.Flags().BoolVar(&requirePinned, "require-pinned", true, "a container image with a semver tag must be pinned by digest (false: a warning)")
+	cmd.Flags().BoolVar(&requireSignatures, "require-signatures", false, "every OCI artifact checked must be signed by one of the --key keys")
+	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors")
+	cmd.Flags().BoolVar(&offline, "offline", false, "validate only; contact no registry")
+	return cmd
+}

@@ -1,0 +1,131 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/krm-catalog/krm-catalog/fn"
+)
+
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "fn.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func emptyList(t *testing.T) *fn.ResourceList {
+	t.Helper()
+	return decodeList(t, "kind: ResourceList\nitems: []\n")
+}
+
+func decodeList(t *testing.T, doc string) *fn.ResourceList {
+	t.Helper()
+	rl, _, err := fn.DecodeResourceList([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rl
+}
+
+// oneConfigMap is a list with an item, so that passing it through shows something was passed.
+const oneConfigMap = `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: app
+  data:
+    greeting: hello
+`
+
+func TestFunctionTimeoutAndStderr(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		body       string
+		timeout    time.Duration
+		wantErr    string
+		wantStderr string
+		wantCode   int
+	}{
+		// The timeout case asserts no stderr: on a loaded machine the shell may not have written
+		// anything before the deadline, and stderr pass-through is the next case's business.
+		{"timeout", "exec sleep 30\n", 300 * time.Millisecond, "timed out after 300ms", "", -1},
+		{"exit code and stderr", "cat >/dev/null\necho 'bad config' >&2\nexit 3\n", time.Minute, "exit status 3", "bad config\n", 3},
+		{"not a ResourceList", "cat >/dev/null\necho nonsense\n", time.Minute, "its output", "", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var stderr bytes.Buffer
+			f := &Function{Path: script(t, tc.body), Stderr: &stderr, Timeout: tc.timeout, Format: fn.JSON}
+			start := time.Now()
+			_, err := f.Run(context.Background(), emptyList(t))
+			if time.Since(start) > 20*time.Second {
+				t.Fatalf("the call was not bounded: %s", time.Since(start))
+			}
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var fe *fn.FunctionError
+			if !errors.As(err, &fe) || !errors.Is(err, fn.ErrFunctionFailed) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error = %v, want a FunctionError containing %q", err, tc.wantErr)
+			}
+			if fe.ExitCode != tc.wantCode {
+				t.Errorf("exit code %d, want %d", fe.ExitCode, tc.wantCode)
+			}
+			if stderr.String() != tc.wantStderr || fe.Stderr != tc.wantStderr {
+				t.Errorf("stderr passed through %q, kept %q; want %q", stderr.String(), fe.Stderr, tc.wantStderr)
+			}
+		})
+	}
+}
+
+func TestFunctionPassesItemsThrough(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	f := &Function{Path: script(t, "cat\n"), Stderr: &stderr, Timeout: time.Minute, Format: fn.JSON}
+	in := decodeList(t, oneConfigMap)
+	want, err := in.Encode(fn.YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := f.Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := out.Encode(fn.YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("a function that copies stdin to stdout changed the list (-want +got):\n%s", diff)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr = %q, want nothing", stderr.String())
+	}
+}
+
+func TestEnvironWithoutServerAddress(t *testing.T) {
+	t.Setenv("KRM_FUNCTION_HTTP_ADDRESS", "127.0.0.1:1")
+	for _, kv := range Environ([]string{"A=1"}) {
+		if strings.HasPrefix(kv, "KRM_FUNCTION_HTTP_ADDRESS=") {
+			t.Fatal("a v1 call would start the function as a server")
+		}
+	}
+}

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package servermode
-
-import "os/exec"
-
-// setParentDeath has no portable equivalent outside Linux; Pool.Close stops servers on a normal exit.
-func setParentDeath(*exec.Cmd) {}
