@@ -2,7 +2,7 @@
 // field order and scalar styles), reads and writes package directories with the path and index
 // annotations of the KRM Functions Specification, collects results, and runs pipelines of functions.
 // The runtimes themselves (container, exec, starlark, server mode) live in sub-packages; Composition
-// consolidation lives in fn/composition.
+// consolidation lives in fn/kustomize/composition.
 package fn
 
 import "errors"

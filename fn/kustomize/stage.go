@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
-	"github.com/krm-catalog/krm-catalog/fn/kustrun"
+	"github.com/krm-catalog/krm-catalog/fn/kustomize/internal/kustrun"
 )
 
 // Fields a stage split keeps on one side. Kustomize runs a kustomization in this order: resources,

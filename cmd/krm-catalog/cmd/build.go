@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 
-	"github.com/krm-catalog/krm-catalog/fn/composition"
 	"github.com/krm-catalog/krm-catalog/fn/kustomize"
+	"github.com/krm-catalog/krm-catalog/fn/kustomize/composition"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/fn"
-	"github.com/krm-catalog/krm-catalog/fn/kustrun"
+	"github.com/krm-catalog/krm-catalog/fn/kustomize/internal/kustrun"
 )
 
 // isGenerator reports the kustomize built-ins that generate rather than transform; they go in a

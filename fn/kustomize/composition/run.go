@@ -7,7 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
-	"github.com/krm-catalog/krm-catalog/fn/kustrun"
+	"github.com/krm-catalog/krm-catalog/fn/kustomize/internal/kustrun"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
 )
 
