@@ -94,6 +94,7 @@ func (r *Runner) execFunction(path string, args, env []string, server bool) fn.F
 	return &exec.Function{Path: path, Args: args, Env: env, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: wire(r.o)}
 }
 
+// MaxScriptBytes bounds a starlark script.
 const MaxScriptBytes = 4 << 20
 
 func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) (fn.Function, error) {
@@ -142,6 +143,8 @@ func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) 
 	return &starlark.Function{Name: filepath.Base(src), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
 }
 
+// explicit builds the function for a runtime the config names itself. The user wrote it, so images
+// need not be pinned; exec needs --allow-exec, and network and mounts need the user's grant.
 func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir string) (fn.Function, error) {
 	switch {
 	case e.Starlark != nil && e.Starlark.Script != "":

@@ -19,6 +19,8 @@ func useKey(res *resolver.Resolution) string {
 	return res.Catalog + "\x00" + res.Function.ID() + "\x00" + res.Version.Name
 }
 
+// serverMode reports whether a resolved function runs as a spec v2 server: it declares v2, and the
+// runner has it run more than once (or is told to always use servers).
 func (r *Runner) serverMode(res *resolver.Resolution) bool {
 	if !res.Version.SpecV2() || r.o.NoServerMode {
 		return false
@@ -35,6 +37,8 @@ func describe(res *resolver.Resolution) string {
 	return strings.TrimSpace(res.APIVersion + " " + res.Kind)
 }
 
+// withoutRuntimeField returns the config without KEP-2299's top-level runtime field: it tells the
+// orchestrator how to run the function and is not part of the function's own configuration.
 func withoutRuntimeField(cfg *yaml.RNode) *yaml.RNode {
 	if cfg == nil || cfg.Field("runtime") == nil {
 		return cfg
@@ -44,6 +48,7 @@ func withoutRuntimeField(cfg *yaml.RNode) *yaml.RNode {
 	return c
 }
 
+// function builds the runnable function for a resolution and says which runtime it chose.
 func (r *Runner) function(ctx context.Context, res *resolver.Resolution, baseDir string) (fn.Function, string, error) {
 	if e := res.Explicit; e != nil {
 		f, err := r.explicit(ctx, e, baseDir)
@@ -81,8 +86,11 @@ func (r *Runner) function(ctx context.Context, res *resolver.Resolution, baseDir
 	return nil, "", fmt.Errorf("no runtime of the catalog entry can run here: %s", strings.Join(tried, "; "))
 }
 
+// errUnavailable marks a runtime that cannot run on this machine, so that the next one is tried.
 var errUnavailable = errors.New("unavailable")
 
+// order is the runtime preference: the forced one, else Options.Prefer, by default starlark
+// (in-process and sandboxed), then container (sandboxed), then exec (native, unconfined, though verified).
 func (r *Runner) order(kinds []string) []string {
 	has := map[string]bool{}
 	for _, k := range kinds {
@@ -94,8 +102,12 @@ func (r *Runner) order(kinds []string) []string {
 		}
 		return nil
 	}
+	prefer := r.o.Prefer
+	if prefer == nil {
+		prefer = []string{"starlark", "container", "exec"}
+	}
 	var out []string
-	for _, k := range []string{"starlark", "container", "exec"} {
+	for _, k := range prefer {
 		if has[k] {
 			out = append(out, k)
 		}

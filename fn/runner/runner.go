@@ -60,6 +60,9 @@ type Options struct {
 	OCI ArtifactFetcher
 	// Runtime forces a runtime kind (container, exec, starlark) when a version offers several.
 	Runtime string
+	// Prefer is the order in which the runtimes a version offers are tried when Runtime is not
+	// set; nil means starlark, container, exec (the sandboxed ones first).
+	Prefer []string
 	// Format is the wire format sent to functions; JSON unless set (fn.YAML is 0, so the zero value
 	// is replaced by JSON unless YAMLWire is set).
 	YAMLWire bool
@@ -213,22 +216,6 @@ func (r *Runner) Build(ctx context.Context, c *Checked, baseDir string) (fn.Step
 	}
 	return fn.Step{Name: c.Name + " (" + kind + ")", Function: f, Config: withoutRuntimeField(c.cfg)}, nil
 }
-
-// serverMode reports whether a resolved function runs as a spec v2 server: it declares v2, and the
-// runner has it run more than once (or is told to always use servers).
-// withoutRuntimeField returns the config without KEP-2299's top-level runtime field: it tells the
-// orchestrator how to run the function and is not part of the function's own configuration.
-// validate checks the config against the version's openAPIV3Schema. As the Kubernetes API server
-// does for custom resources, apiVersion, kind and metadata are checked only when the schema
-// describes them.
-// pointerToPath turns a JSON pointer into the dotted path results use: /spec/ports/0 -> spec.ports[0].
-// function builds the runnable function for a resolution and says which runtime it chose.
-// errUnavailable marks a runtime that cannot run on this machine, so that the next one is tried.
-// order is the runtime preference: the forced one, else starlark (in-process and sandboxed), then
-// container (sandboxed), then exec (native, unconfined, though verified).
-// MaxScriptBytes bounds a starlark script.
-// explicit builds the function for a runtime the config names itself. The user wrote it, so images
-// need not be pinned; exec needs --allow-exec, and network and mounts need the user's grant.
 
 // violations says how many schema violations there are.
 func violations(n int) string {

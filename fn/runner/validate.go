@@ -15,6 +15,9 @@ import (
 	"github.com/krm-catalog/krm-catalog/schemas"
 )
 
+// validate checks the config against the version's openAPIV3Schema. As the Kubernetes API server
+// does for custom resources, apiVersion, kind and metadata are checked only when the schema
+// describes them.
 func (r *Runner) validate(res *resolver.Resolution, cfg *yaml.RNode) ([]fn.Result, error) {
 	key := res.Catalog + "\x00" + res.Function.ID() + "\x00" + res.Version.Name
 	r.mu.Lock()
@@ -74,6 +77,7 @@ func jsonValue(n *yaml.RNode) (any, error) {
 	return v, nil
 }
 
+// pointerToPath turns a JSON pointer into the dotted path results use: /spec/ports/0 -> spec.ports[0].
 func pointerToPath(p string) string {
 	if p == "" || p == "/" {
 		return ""
