@@ -35,7 +35,8 @@ type fnOptions struct {
 	timeout                 time.Duration
 	runtime                 string
 	yamlWire                bool
-	explicitExecYAML        bool // not a flag: fn render sets it
+	explicitExecYAML        bool     // not a flag: fn render sets it
+	prefer                  []string // not a flag: fn serve sets it
 	serverMode              string
 	noSkip                  bool
 }
@@ -163,6 +164,7 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		BaseDir:          baseDir,
 		OCI:              oa,
 		Runtime:          o.runtime,
+		Prefer:           o.prefer,
 		YAMLWire:         o.yamlWire,
 		ExplicitExecYAML: o.explicitExecYAML,
 		NoServerMode:     o.serverMode == "never",

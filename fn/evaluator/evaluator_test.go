@@ -1,0 +1,372 @@
+package evaluator_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/evaluator"
+	"github.com/krm-catalog/krm-catalog/fn/evaluator/evaluatorpb"
+	"github.com/krm-catalog/krm-catalog/fn/runner"
+	"github.com/krm-catalog/krm-catalog/resolver"
+)
+
+const image = "registry.example.com/fns/set-namespace:v1.0.0"
+
+// runFunc is a function run in the test's process.
+type runFunc func(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error)
+
+func (f runFunc) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) { return f(ctx, in) }
+
+// catalogs lists one image.
+type catalogs struct{}
+
+func (catalogs) ResolveImage(_ context.Context, img string) (*resolver.Resolution, error) {
+	if img != image {
+		return nil, fmt.Errorf("resolve image %s: %w", img, resolver.ErrNotFound)
+	}
+	return &resolver.Resolution{
+		APIVersion: "fn.example.com/v1", Kind: "SetNamespace",
+		Function: catalog.Function{Group: "fn.example.com", Kind: "SetNamespace"},
+		Version:  catalog.Version{Name: "v1"},
+	}, nil
+}
+
+// funcRunner runs f for every resolution, and counts the calls running at once.
+type funcRunner struct {
+	f fn.Function
+
+	mu           sync.Mutex
+	running, max int
+}
+
+func (r *funcRunner) CheckResolved(res *resolver.Resolution, _ *yaml.RNode) (*runner.Checked, []fn.Result, error) {
+	return &runner.Checked{Name: res.APIVersion + " " + res.Kind}, nil, nil
+}
+
+func (r *funcRunner) Build(context.Context, *runner.Checked, string) (fn.Step, error) {
+	return fn.Step{Name: "test", Function: runFunc(func(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+		r.mu.Lock()
+		r.running++
+		r.max = max(r.max, r.running)
+		r.mu.Unlock()
+		defer func() {
+			r.mu.Lock()
+			r.running--
+			r.mu.Unlock()
+		}()
+		return r.f.Run(ctx, in)
+	})}, nil
+}
+
+func (r *funcRunner) Running() int { return 0 }
+
+// setNamespace sets metadata.namespace to "shop" on every item.
+var setNamespace = runFunc(func(_ context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+	for _, it := range in.Items {
+		if err := it.SetNamespace("shop"); err != nil {
+			return nil, err
+		}
+	}
+	return &fn.ResourceList{Items: in.Items, Stderr: "set 1 namespace\n"}, nil
+})
+
+// start serves an evaluator on 127.0.0.1 and returns a client of the generated API.
+func start(t *testing.T, o evaluator.Options) evaluatorpb.FunctionEvaluatorClient {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(1 << 20))
+	evaluatorpb.RegisterFunctionEvaluatorServer(srv, evaluator.New(o))
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return evaluatorpb.NewFunctionEvaluatorClient(conn)
+}
+
+const yamlList = `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: cm # the config
+functionConfig:
+  apiVersion: fn.example.com/v1
+  kind: SetNamespace
+  metadata:
+    name: ns
+  namespace: shop
+`
+
+func TestEvaluateFunction(t *testing.T) {
+	t.Parallel()
+	failing := runFunc(func(context.Context, *fn.ResourceList) (*fn.ResourceList, error) {
+		return &fn.ResourceList{Results: []fn.Result{{Message: "no namespace given", Severity: fn.SeverityError}}},
+			&fn.FunctionError{ExitCode: 3, Stderr: "bad config\n", Err: errors.New("exit status 3")}
+	})
+	tests := []struct {
+		name     string
+		f        fn.Function
+		req      *evaluatorpb.EvaluateFunctionRequest
+		code     codes.Code
+		msg      string // in the status message
+		wantList string // the response's resource_list (OK) or the details' (failure)
+		wantLog  string
+	}{
+		{
+			name: "listed image runs, YAML in and out, comments kept", f: setNamespace,
+			req:  &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(yamlList), Tag: "ignored"},
+			code: codes.OK,
+			wantList: `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: cm # the config
+    namespace: shop
+functionConfig:
+  apiVersion: fn.example.com/v1
+  kind: SetNamespace
+  metadata:
+    name: ns
+  namespace: shop
+`,
+			wantLog: "set 1 namespace\n",
+		},
+		{
+			name: "JSON in, JSON out", f: setNamespace,
+			req:  &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(`{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"}}]}`)},
+			code: codes.OK,
+			wantList: `{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"shop"}}]}
+`,
+			wantLog: "set 1 namespace\n",
+		},
+		{
+			name: "image no catalog lists", f: setNamespace,
+			req:  &evaluatorpb.EvaluateFunctionRequest{Image: "registry.example.com/fns/other:v1", ResourceList: []byte(yamlList)},
+			code: codes.NotFound, msg: "function not found",
+		},
+		{
+			name: "same repository, other tag", f: setNamespace,
+			req:  &evaluatorpb.EvaluateFunctionRequest{Image: "registry.example.com/fns/set-namespace:v2.0.0", ResourceList: []byte(yamlList)},
+			code: codes.NotFound,
+		},
+		{
+			name: "no image", f: setNamespace,
+			req:  &evaluatorpb.EvaluateFunctionRequest{ResourceList: []byte(yamlList)},
+			code: codes.InvalidArgument, msg: "image: empty",
+		},
+		{
+			name: "not a ResourceList", f: setNamespace,
+			req:  &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte("kind: ConfigMap\nmetadata: {name: x}\n")},
+			code: codes.InvalidArgument, msg: "resource_list:",
+		},
+		{
+			name: "failing function: Internal, the list and its results in the details", f: failing,
+			req:  &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(yamlList)},
+			code: codes.Internal, msg: "exit status 3",
+			wantList: `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: cm # the config
+functionConfig:
+  apiVersion: fn.example.com/v1
+  kind: SetNamespace
+  metadata:
+    name: ns
+  namespace: shop
+results:
+- message: no namespace given
+  severity: error
+`,
+			wantLog: "bad config\n",
+		},
+		{
+			name: "starlark image without a StarlarkRun", f: setNamespace,
+			req:  &evaluatorpb.EvaluateFunctionRequest{Image: "registry.example.com/fns/starlark:v0.5", ResourceList: []byte(yamlList)},
+			code: codes.NotFound,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			client := start(t, evaluator.Options{Resolver: catalogs{}, Runner: &funcRunner{f: tc.f}})
+			resp, err := client.EvaluateFunction(context.Background(), tc.req)
+			st := status.Convert(err)
+			if st.Code() != tc.code || !strings.Contains(st.Message(), tc.msg) {
+				t.Fatalf("status %v %q, want %v containing %q", st.Code(), st.Message(), tc.code, tc.msg)
+			}
+			if err != nil {
+				resp = nil
+				for _, d := range st.Details() {
+					if r, ok := d.(*evaluatorpb.EvaluateFunctionResponse); ok {
+						resp = r
+					}
+				}
+				if resp == nil {
+					if tc.wantList != "" {
+						t.Fatalf("no EvaluateFunctionResponse in the details of %v", st)
+					}
+					return
+				}
+			}
+			if diff := cmp.Diff(tc.wantList, string(resp.GetResourceList())); diff != "" {
+				t.Errorf("resource_list (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantLog, string(resp.GetLog())); diff != "" {
+				t.Errorf("log (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A function that never returns ends at the call's deadline, and the client's shorter deadline
+// wins over the server's.
+func TestDeadlines(t *testing.T) {
+	t.Parallel()
+	hang := runFunc(func(ctx context.Context, _ *fn.ResourceList) (*fn.ResourceList, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	tests := []struct {
+		name           string
+		server, client time.Duration
+	}{
+		{"server deadline", 200 * time.Millisecond, time.Minute},
+		{"client deadline", time.Minute, 200 * time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			client := start(t, evaluator.Options{Resolver: catalogs{}, Runner: &funcRunner{f: hang}, CallTimeout: tc.server})
+			ctx, cancel := context.WithTimeout(context.Background(), tc.client)
+			defer cancel()
+			_, err := client.EvaluateFunction(ctx, &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(yamlList)})
+			if code := status.Code(err); code != codes.DeadlineExceeded {
+				t.Fatalf("%v, want DeadlineExceeded", err)
+			}
+		})
+	}
+}
+
+// Calls of one function beyond MaxConcurrent wait in a queue of MaxQueued; past it they are
+// refused at once, and counted.
+func TestConcurrencyLimit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name                 string
+		concurrent, queued   int
+		calls                int
+		wantMax, wantRefused int
+	}{
+		{"full: the third call is refused", 2, 0, 3, 2, 1},
+		{"queued: the second call waits for the first", 1, 1, 2, 1, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			release := make(chan struct{})
+			entered := make(chan struct{}, tc.calls)
+			blocked := runFunc(func(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+				entered <- struct{}{}
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+				return &fn.ResourceList{Items: in.Items}, nil
+			})
+			r := &funcRunner{f: blocked}
+			reg := prometheus.NewRegistry()
+			client := start(t, evaluator.Options{Resolver: catalogs{}, Runner: r, MaxConcurrent: tc.concurrent, MaxQueued: tc.queued, Metrics: evaluator.NewMetrics(reg)})
+			req := &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(yamlList)}
+			errs := make(chan error, tc.calls)
+			for range tc.concurrent {
+				go func() { _, err := client.EvaluateFunction(context.Background(), req); errs <- err }()
+			}
+			for range tc.concurrent {
+				<-entered
+			}
+			// every slot is taken: the rest wait while the queue has room, and are refused after
+			for range tc.calls - tc.concurrent {
+				go func() { _, err := client.EvaluateFunction(context.Background(), req); errs <- err }()
+			}
+			refused := 0
+			for range tc.wantRefused {
+				if err := <-errs; status.Code(err) == codes.ResourceExhausted {
+					refused++
+				} else {
+					t.Errorf("a call past the queue: %v, want ResourceExhausted", err)
+				}
+			}
+			close(release)
+			for range tc.calls - tc.wantRefused {
+				if err := <-errs; err != nil {
+					t.Errorf("a call within the limits: %v", err)
+				}
+			}
+			if r.max != tc.wantMax {
+				t.Errorf("%d calls ran at once, want %d", r.max, tc.wantMax)
+			}
+			if got := counter(t, reg, "krm_catalog_evaluator_calls_total", "SetNamespace", "ResourceExhausted"); got != float64(refused) {
+				t.Errorf("ResourceExhausted calls counted: %v, want %d", got, refused)
+			}
+		})
+	}
+}
+
+// counter is the value of the series of a counter whose label values contain each of labels (0
+// when there is none).
+func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			var values []string
+			for _, l := range m.GetLabel() {
+				values = append(values, l.GetValue())
+			}
+			all := strings.Join(values, "\x00")
+			for _, l := range labels {
+				if !strings.Contains(all, l) {
+					continue series
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}

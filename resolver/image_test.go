@@ -1,0 +1,75 @@
+package resolver
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestResolveImage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const digest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	trusted := writeFile(t, dir, "trusted.yaml", `apiVersion: config.kubernetes.io/v1alpha1
+kind: KRMFunctionCatalog
+metadata:
+  name: trusted
+spec:
+  krmFunctions:
+  - group: fn.example.com
+    names:
+      kind: SetNamespace
+    description: test
+    publisher: example.com
+    versions:
+    - name: v1
+      runtime:
+        container:
+          image: registry.example.com/fns/set-namespace:v1.0.0@`+digest+`
+    - name: v2
+      runtime:
+        container:
+          image: registry.example.com/fns/set-namespace:v2.0.0
+          sha256: "2222222222222222222222222222222222222222222222222222222222222222"
+`)
+	untrusted := writeFile(t, dir, "untrusted.yaml", catalogYAML("untrusted", fnEntry{"fn.example.com", "Other", "fns/other", []string{"v1"}}))
+	r, err := New(Options{Catalogs: []string{untrusted, trusted}, Trusted: []string{trusted}, CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		image, want string // want: the version found, "" for ErrNotFound
+	}{
+		{"registry.example.com/fns/set-namespace:v1.0.0", "v1"},
+		{"registry.example.com/fns/set-namespace@" + digest, "v1"},
+		{"registry.example.com/fns/set-namespace:v1.0.0@" + digest, "v1"},
+		{"registry.example.com/fns/set-namespace:v2.0.0", "v2"},
+		{"registry.example.com/fns/set-namespace@sha256:2222222222222222222222222222222222222222222222222222222222222222", "v2"},
+		{"registry.example.com/fns/set-namespace:v3.0.0", ""},
+		{"registry.example.com/fns/set-namespace", ""},                                                                         // latest
+		{"other.example.com/fns/set-namespace:v1.0.0", ""},                                                                     // another registry
+		{"registry.example.com/fns/set-namespace@sha256:3333333333333333333333333333333333333333333333333333333333333333", ""}, // another digest
+		{"registry.example.com/fns/other@" + digestOf("fns/otherv1"), ""},                                                      // only an untrusted catalog lists it
+	}
+	for _, tc := range tests {
+		res, err := r.ResolveImage(context.Background(), tc.image)
+		switch {
+		case tc.want == "" && !errors.Is(err, ErrNotFound):
+			t.Errorf("%s: %v, %v; want ErrNotFound", tc.image, res, err)
+		case tc.want != "" && err != nil:
+			t.Errorf("%s: %v", tc.image, err)
+		case tc.want != "" && (res.Version.Name != tc.want || res.Kind != "SetNamespace" || res.Catalog != trusted):
+			t.Errorf("%s: %s %s %s from %s, want %s", tc.image, res.APIVersion, res.Kind, res.Version.Name, res.Catalog, tc.want)
+		}
+	}
+	if _, err := r.ResolveImage(context.Background(), "Not An Image"); err == nil || errors.Is(err, ErrNotFound) {
+		t.Errorf("a malformed image: %v, want a parse error", err)
+	}
+}
+
+// digestOf is the digest catalogYAML pins for a marker and version.
+func digestOf(markerAndVersion string) string {
+	return fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(markerAndVersion)))
+}
