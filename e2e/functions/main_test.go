@@ -80,6 +80,13 @@ type published struct {
 // https, and writes a catalog naming them. override replaces what is served at a URL path.
 func publish(t testing.TB, override map[string]string) published {
 	t.Helper()
+	return publishImages(t, override, nil)
+}
+
+// publishImages is publish with container images listed for some functions (by name), so that
+// they can be found by image.
+func publishImages(t testing.TB, override, images map[string]string) published {
+	t.Helper()
 	files := map[string]string{"/" + fnexamples.StarlarkScript: filepath.Join(bins.Root, "examples", "functions", fnexamples.StarlarkScript)}
 	p := fnexamples.Current()
 	for name, path := range bins.Fn {
@@ -93,7 +100,7 @@ func publish(t testing.TB, override map[string]string) published {
 		served[k] = v
 	}
 	srv, hits := fntest.TLSFiles(t, served)
-	in := fnexamples.CatalogInput{Name: "e2e", Exec: map[string][]fnexamples.Exec{}}
+	in := fnexamples.CatalogInput{Name: "e2e", Exec: map[string][]fnexamples.Exec{}, Images: images}
 	for _, f := range fnexamples.Functions() {
 		urlPath := fmt.Sprintf("/%s/%s-%s/%s", f.Name, p.OS, p.Arch, f.Name)
 		sum, err := fnexamples.FileSHA256(files[urlPath])

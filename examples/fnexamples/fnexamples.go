@@ -124,6 +124,9 @@ type CatalogInput struct {
 	Name string
 	// Exec lists the executables of each function by name.
 	Exec map[string][]Exec
+	// Images gives functions by name a container image too (repository:tag@digest), so that
+	// they can be found by image; the executables still run where the runtime is chosen so.
+	Images map[string]string
 	// StarlarkURI and StarlarkSHA256 locate the starlark example; empty leaves it out.
 	StarlarkURI, StarlarkSHA256 string
 	// Header is a comment written at the top.
@@ -156,6 +159,10 @@ spec:
                   maxLength: 63
           idempotent: true
           runtime:
+{{- with index .Images "set-namespace"}}
+            container:
+              image: {{.}}
+{{- end}}
             exec:
               platforms:
 {{- range index .Exec "set-namespace"}}
@@ -191,6 +198,10 @@ spec:
                     maxLength: 63
           idempotent: true
           runtime:
+{{- with index .Images "set-labels"}}
+            container:
+              image: {{.}}
+{{- end}}
             exec:
               platforms:
 {{- range index .Exec "set-labels"}}
@@ -224,6 +235,10 @@ spec:
                     enum: [cpu, memory, ephemeral-storage]
           idempotent: true
           runtime:
+{{- with index .Images "require-limits"}}
+            container:
+              image: {{.}}
+{{- end}}
             exec:
               platforms:
 {{- range index .Exec "require-limits"}}

@@ -31,7 +31,9 @@ const image = "registry.example.com/fns/set-namespace:v1.0.0"
 // runFunc is a function run in the test's process.
 type runFunc func(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error)
 
-func (f runFunc) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) { return f(ctx, in) }
+func (f runFunc) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+	return f(ctx, in)
+}
 
 // catalogs lists one image.
 type catalogs struct{}

@@ -101,7 +101,11 @@ func invokeExit(err error) error {
 }
 
 func newFnProxyCmd() *cobra.Command {
-	var o fnOptions
+	var (
+		o         fnOptions
+		evaluator string
+		image     string
+	)
 	cmd := &cobra.Command{
 		Use:   "proxy --catalog REF --trusted-catalog REF...",
 		Short: "Be a KRM function that runs whatever function its functionConfig resolves to",
@@ -110,7 +114,11 @@ output). It resolves the ResourceList's functionConfig through the catalogs and 
 function, so that tools that run exec functions (kustomize, kpt) can use catalogs today.
 
 The config.kubernetes.io/function annotation on the functionConfig is ignored: it is how the
-tool started the proxy. A top-level runtime field is honoured.`,
+tool started the proxy. A top-level runtime field is honoured.
+
+With --evaluator HOST:PORT and --image IMAGE, the proxy hands the ResourceList to a running
+` + "`krm-catalog fn serve`" + ` (or any server of Porch's evaluator API) instead, so that a kpt exec step
+uses its warm functions.`,
 		Example: `  # a kustomize transformer config, run by kustomize build --enable-alpha-plugins --enable-exec
   apiVersion: fn.example.com/v1
   kind: SetNamespace
@@ -124,10 +132,18 @@ tool started the proxy. A top-level runtime field is honoured.`,
   namespace: prod`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if evaluator != "" || image != "" {
+				if evaluator == "" || image == "" {
+					return &exitError{code: ExitUsage, err: errors.New("--evaluator and --image go together")}
+				}
+				return runExit(fnProxyRemote(cmd.Context(), cmd, evaluator, image, o.timeout))
+			}
 			return runExit(fnProxy(cmd.Context(), cmd, &o))
 		},
 	}
 	o.addRunFlags(cmd.Flags())
+	cmd.Flags().StringVar(&evaluator, "evaluator", "", "run the function on this function evaluator (HOST:PORT of krm-catalog fn serve, plaintext)")
+	cmd.Flags().StringVar(&image, "image", "", "with --evaluator: the image that names the function")
 	return cmd
 }
 
