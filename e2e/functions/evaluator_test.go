@@ -3,9 +3,17 @@ package functions
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +26,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -335,4 +344,59 @@ func BenchmarkFnServeVsFnRun(b *testing.B) {
 	b.ReportMetric(float64(fresh[len(fresh)/2])/float64(warm[len(warm)/2]), "x-warm-faster")
 	b.ReportMetric(ms(many[len(many)/2], 1), "ms-warm-p50")
 	b.ReportMetric(ms(many[len(many)*99/100], 1), "ms-warm-p99")
+}
+
+// With --tls-cert and --tls-key the evaluator serves TLS only: a TLS client that trusts the
+// certificate is served, a plaintext one is not.
+func TestFnServeTLS(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "fn serve"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore:   time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile := writeFile(t, dir, "tls.crt", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	keyFile := writeFile(t, dir, "tls.key", string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
+	s := startFnServe(t, "--tls-cert", certFile, "--tls-key", keyFile)
+
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(credentials.NewClientTLSFromCert(pool, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := evaluatorpb.NewFunctionEvaluatorClient(conn).EvaluateFunction(ctx, &evaluatorpb.EvaluateFunctionRequest{Image: evaluatorImage, ResourceList: fntest.Deployments(1, "secure")})
+	if err != nil {
+		t.Fatalf("over TLS: %v", err)
+	}
+	if got, err := namespaces(resp.GetResourceList()); got != "secure" || err != nil {
+		t.Errorf("namespaces %q (%v), want secure", got, err)
+	}
+	plainCtx, cancelPlain := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelPlain()
+	_, err = healthpb.NewHealthClient(s.dial(t)).Check(plainCtx, &healthpb.HealthCheckRequest{})
+	if code := status.Code(err); code != codes.Unavailable && code != codes.DeadlineExceeded {
+		t.Errorf("a plaintext client of a TLS server: %v, want Unavailable", err)
+	}
 }
