@@ -11,6 +11,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote/auth"
 	"oras.land/oras-go/v2/registry/remote/credentials"
 	"oras.land/oras-go/v2/registry/remote/retry"
+
+	"github.com/krm-catalog/krm-catalog/internal/loopback"
 )
 
 // Options configure a Client.
@@ -71,7 +73,7 @@ func (c *Client) repository(ref Reference) *remote.Repository {
 	}
 	repo := &remote.Repository{
 		Client:    ac,
-		PlainHTTP: c.opts.PlainHTTP || IsLoopback(ref.Registry),
+		PlainHTTP: c.opts.PlainHTTP || loopback.Is(ref.Registry),
 		// Artifacts are small in number; a page bound stops a hostile registry from paging forever.
 		ReferrerListMaxPages: 100,
 		TagListMaxPages:      100,
@@ -93,7 +95,7 @@ func (c *Client) Login(ctx context.Context, host string, cred auth.Credential) e
 	if err != nil {
 		return fmt.Errorf("login %s: %w", host, err)
 	}
-	reg.PlainHTTP = c.opts.PlainHTTP || IsLoopback(host)
+	reg.PlainHTTP = c.opts.PlainHTTP || loopback.Is(host)
 	httpClient := c.opts.HTTPClient
 	if httpClient == nil {
 		httpClient = retry.DefaultClient

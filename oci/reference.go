@@ -2,7 +2,6 @@ package oci
 
 import (
 	"fmt"
-	"net"
 	"strings"
 
 	"github.com/opencontainers/go-digest"
@@ -83,17 +82,3 @@ func (r Reference) target() string {
 	return r.Tag
 }
 
-// IsLoopback reports whether a registry host[:port] is this machine, where plain HTTP is the norm
-// (a registry started for a test or a local mirror) and cannot be intercepted in transit.
-func IsLoopback(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}

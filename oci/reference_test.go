@@ -34,18 +34,6 @@ func TestParseReference(t *testing.T) {
 	}
 }
 
-func TestIsLoopback(t *testing.T) {
-	t.Parallel()
-	for host, want := range map[string]bool{
-		"localhost:5000": true, "LOCALHOST": true, "127.0.0.1": true, "127.1.2.3:80": true, "[::1]:5000": true, "::1": true,
-		"registry.example.com": false, "registry.example.com:5000": false, "10.0.0.1:5000": false, "localhost.example.com": false,
-	} {
-		if got := oci.IsLoopback(host); got != want {
-			t.Errorf("IsLoopback(%q) = %v, want %v", host, got, want)
-		}
-	}
-}
-
 func TestDefaultCacheDir(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", dir)

@@ -20,6 +20,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 
 	"github.com/krm-catalog/krm-catalog/internal/atomicfile"
+	"github.com/krm-catalog/krm-catalog/internal/loopback"
 )
 
 // CatalogPuller pulls a catalog stored as an OCI artifact (media type
@@ -91,9 +92,23 @@ func (c httpsCache) fetch(ctx context.Context, u string) ([]byte, error) {
 	if cached != nil {
 		req.Header.Set("If-None-Match", meta.ETag)
 	}
-	client := c.client
-	if client == nil {
-		client = &http.Client{Timeout: 30 * time.Second}
+	client := http.Client{Timeout: 30 * time.Second}
+	if c.client != nil {
+		client = *c.client
+	}
+	// a redirect is refused before it is followed when it leaves https for another machine
+	next := client.CheckRedirect
+	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != "https" && !loopback.Is(req.URL.Host) {
+			return fmt.Errorf("redirected to %s, which is neither https nor this machine", req.URL)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -105,9 +120,6 @@ func (c httpsCache) fetch(ctx context.Context, u string) ([]byte, error) {
 		return cached, nil
 	case resp.StatusCode != http.StatusOK:
 		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
-	}
-	if resp.Request != nil && resp.Request.URL.Scheme != "https" {
-		return nil, fmt.Errorf("GET %s: redirected to %s, which is not https", u, resp.Request.URL)
 	}
 	data, err := readLimited(resp.Body)
 	if err != nil {
@@ -185,7 +197,7 @@ func (res *Resolver) fetchRef(ctx context.Context, r Ref) ([]byte, error) {
 	switch r.Kind {
 	case RefPath:
 		return fetchFile(r.Path)
-	case RefHTTPS:
+	case RefURL:
 		return res.https.fetch(ctx, r.URL)
 	case RefGit:
 		return res.git.fetch(ctx, r)

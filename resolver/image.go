@@ -25,7 +25,7 @@ func (r *Resolver) ResolveImage(ctx context.Context, image string) (*Resolution,
 	searched := 0
 	for i, ref := range r.refs {
 		builtin := i < r.builtin
-		if !builtin && !r.trusted[ref.Raw] {
+		if !builtin && !r.isTrusted(ref) {
 			continue
 		}
 		searched++

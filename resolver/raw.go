@@ -15,7 +15,7 @@ func (r *Resolver) LoadBytes(ctx context.Context, raw string) ([]byte, *catalog.
 		if ref.Raw != raw {
 			continue
 		}
-		if i >= r.builtin && !r.trusted[raw] {
+		if i >= r.builtin && !r.isTrusted(ref) {
 			return nil, nil, fmt.Errorf("%w %q: trust it with --trusted-catalog %s", ErrUntrustedCatalog, raw, shellQuote(raw))
 		}
 		data, err := r.fetchRef(ctx, ref)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/internal/lazyre"
+	"github.com/krm-catalog/krm-catalog/internal/loopback"
 )
 
 // RefKind is how a catalog is fetched.
@@ -15,24 +16,24 @@ type RefKind int
 
 // The kinds of catalog reference.
 const (
-	RefPath  RefKind = iota // a file on disk
-	RefHTTPS                // https://host/path/catalog.yaml
-	RefGit                  // git::<repo url>//<path in repo>?ref=<ref>
-	RefOCI                  // oci://registry/repository:tag or @sha256:...
+	RefPath RefKind = iota // a file on disk
+	RefURL                 // https://host/path/catalog.yaml, or http:// to this machine
+	RefGit                 // git::<repo url>//<path in repo>?ref=<ref>
+	RefOCI                 // oci://registry/repository:tag or @sha256:...
 )
 
 func (k RefKind) String() string {
-	return [...]string{"path", "https", "git", "oci"}[k]
+	return [...]string{"path", "url", "git", "oci"}[k]
 }
 
 // Ref is a parsed catalog reference.
 type Ref struct {
-	// Raw is the reference exactly as the user wrote it; trust is granted to this string.
+	// Raw is the reference exactly as the user wrote it, for messages; trust goes by trustKey.
 	Raw  string
 	Kind RefKind
 	// Path is the file (RefPath) or the file inside the repository (RefGit).
 	Path string
-	// URL is the https URL (RefHTTPS) or the repository URL (RefGit).
+	// URL is the catalog's URL (RefURL) or the repository URL (RefGit).
 	URL string
 	// GitRef is the branch, tag or commit of a git reference; empty means the remote's HEAD.
 	GitRef string
@@ -47,7 +48,8 @@ const defaultGitPath = "catalog.yaml"
 
 // ParseRef parses a catalog reference: a path, an https:// URL, a git reference in the form
 // kustomize uses for remote resources (git::<url>//<path>?ref=<ref>), or oci://<reference>. Plain
-// http:// is refused: a catalog decides what runs.
+// http:// is refused, since a catalog decides what runs, except to this machine (localhost, a
+// loopback address), where nothing is in transit to intercept: the same rule as registries.
 func ParseRef(s string) (Ref, error) {
 	r := Ref{Raw: s}
 	switch {
@@ -63,23 +65,32 @@ func ParseRef(s string) (Ref, error) {
 			return r, fmt.Errorf("%w: %q: %v", ErrInvalidReference, s, err)
 		}
 		return r, nil
-	case strings.HasPrefix(s, "https://"):
+	case strings.HasPrefix(s, "https://"), strings.HasPrefix(s, "http://") && loopback.Is(hostOf(s)):
 		u, err := url.Parse(s)
 		if err != nil || u.Host == "" {
-			return r, fmt.Errorf("%w: %q is not a valid https URL", ErrInvalidReference, s)
+			return r, fmt.Errorf("%w: %q is not a valid URL", ErrInvalidReference, s)
 		}
 		if u.User != nil {
 			return r, fmt.Errorf("%w: %q carries credentials in the URL; catalogs over https are read anonymously", ErrInvalidReference, s)
 		}
-		r.Kind, r.URL = RefHTTPS, s
+		r.Kind, r.URL = RefURL, s
 		return r, nil
 	case strings.HasPrefix(s, "http://"):
-		return r, fmt.Errorf("%w: %q uses plain http; a catalog decides what runs, so fetch it over https", ErrInvalidReference, s)
+		return r, fmt.Errorf("%w: %q uses plain http to another machine; a catalog decides what runs, so fetch it over https (plain http is for localhost and loopback addresses)", ErrInvalidReference, s)
 	case strings.Contains(s, "://"):
 		return r, fmt.Errorf("%w: %q: a catalog is a path, an https:// URL, a git::<url>//<path>?ref=<ref> reference or an oci:// reference", ErrInvalidReference, s)
 	}
 	r.Kind, r.Path = RefPath, s
 	return r, nil
+}
+
+// hostOf is the host[:port] of an http(s) URL, "" when it has none.
+func hostOf(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 // scpLike is git's short ssh form, [user@]host:path; the path may not start with ':' (ext::).

@@ -16,7 +16,10 @@ func TestParseRef(t *testing.T) {
 	}{
 		{"catalog.yaml", Ref{Kind: RefPath, Path: "catalog.yaml"}},
 		{"../shared/catalog.yaml", Ref{Kind: RefPath, Path: "../shared/catalog.yaml"}},
-		{"https://example.com/catalogs/platform/catalog.yaml", Ref{Kind: RefHTTPS, URL: "https://example.com/catalogs/platform/catalog.yaml"}},
+		{"https://example.com/catalogs/platform/catalog.yaml", Ref{Kind: RefURL, URL: "https://example.com/catalogs/platform/catalog.yaml"}},
+		{"http://127.0.0.1:8080/catalogs/x/catalog.yaml", Ref{Kind: RefURL, URL: "http://127.0.0.1:8080/catalogs/x/catalog.yaml"}},
+		{"http://localhost/catalog.yaml", Ref{Kind: RefURL, URL: "http://localhost/catalog.yaml"}},
+		{"http://[::1]:8080/catalog.yaml", Ref{Kind: RefURL, URL: "http://[::1]:8080/catalog.yaml"}},
 		{"oci://registry.example.com/catalogs/platform:v1", Ref{Kind: RefOCI, OCI: "registry.example.com/catalogs/platform:v1"}},
 		{"oci://127.0.0.1:5000/c@sha256:" + strings.Repeat("a", 64), Ref{Kind: RefOCI, OCI: "127.0.0.1:5000/c@sha256:" + strings.Repeat("a", 64)}},
 		{"git::https://example.com/org/repo//catalogs/catalog.yaml?ref=v1.2.0", Ref{Kind: RefGit, URL: "https://example.com/org/repo", Path: "catalogs/catalog.yaml", GitRef: "v1.2.0"}},
@@ -44,7 +47,9 @@ func TestParseRefErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"", "empty"},
-		{"http://example.com/catalog.yaml", "plain http"},
+		{"http://example.com/catalog.yaml", "plain http to another machine"},
+		{"http://127.0.0.1.example.com/catalog.yaml", "plain http to another machine"},
+		{"http://10.0.0.1:8080/catalog.yaml", "plain http to another machine"},
 		{"ftp://example.com/catalog.yaml", "a catalog is a path"},
 		{"https://user:pw@example.com/c.yaml", "credentials"},
 		{"oci://", "oci"},

@@ -1,8 +1,8 @@
 // Package resolver finds the runtime of a KRM function from its functionConfig: an explicit runtime on
 // the config itself, or else the first match of its group, version and kind in an ordered list of
-// catalogs (the built-in catalog first). Catalogs are paths, https:// URLs (cached and revalidated
-// by ETag), git references or oci:// artifacts; each must be trusted by exact name, and none is
-// fetched until a function needs it (KEP-2906).
+// catalogs (the built-in catalog first). Catalogs are paths, https:// URLs (http:// to this machine;
+// cached and revalidated by ETag), git references or oci:// artifacts; each must be trusted (a local
+// file in any spelling of its path), and none is fetched until a function needs it (KEP-2906).
 package resolver
 
 import (
@@ -133,13 +133,40 @@ func New(o Options) (*Resolver, error) {
 		r.refs = append(r.refs, ref)
 	}
 	for _, t := range o.Trusted {
-		r.trusted[t] = true
+		ref, err := ParseRef(t)
+		if err != nil {
+			// never the key of a catalog given: a malformed --trusted-catalog trusts nothing
+			r.trusted[t] = true
+			continue
+		}
+		r.trusted[trustKey(ref)] = true
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
+
+// trustKey is what trust is granted to: a local catalog's absolute, cleaned path with its
+// symbolic links resolved when it exists, so that ./x/catalog.yaml, x/catalog.yaml and
+// /abs/x/catalog.yaml are one catalog; any other reference as written.
+func trustKey(ref Ref) string {
+	if ref.Kind != RefPath {
+		return ref.Raw
+	}
+	p, err := filepath.Abs(ref.Path)
+	if err != nil {
+		return ref.Raw
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	return "path:" + p
+}
+
+// isTrusted reports whether a catalog given was trusted with --trusted-catalog, in any spelling
+// of the same catalog.
+func (r *Resolver) isTrusted(ref Ref) bool { return r.trusted[trustKey(ref)] }
 
 // Refs returns the catalogs in search order, the built-in one first.
 func (r *Resolver) Refs() []Ref { return append([]Ref(nil), r.refs...) }
@@ -190,7 +217,7 @@ func (r *Resolver) ResolveGVK(ctx context.Context, apiVersion, kind string) (*Re
 	var searched, hints []string
 	for i, ref := range r.refs {
 		builtin := i < r.builtin
-		if !builtin && !r.trusted[ref.Raw] {
+		if !builtin && !r.isTrusted(ref) {
 			return nil, fmt.Errorf("resolve %s %s: %w %q: trust it with --trusted-catalog %s", apiVersion, kind, ErrUntrustedCatalog, ref.Raw, shellQuote(ref.Raw))
 		}
 		cat, err := r.load(ctx, i)
@@ -237,7 +264,7 @@ func (r *Resolver) ResolveGVK(ctx context.Context, apiVersion, kind string) (*Re
 func (r *Resolver) Load(ctx context.Context, raw string) (*catalog.Catalog, error) {
 	for i, ref := range r.refs {
 		if ref.Raw == raw {
-			if i >= r.builtin && !r.trusted[raw] {
+			if i >= r.builtin && !r.isTrusted(ref) {
 				return nil, fmt.Errorf("%w %q: trust it with --trusted-catalog %s", ErrUntrustedCatalog, raw, shellQuote(raw))
 			}
 			return r.load(ctx, i)

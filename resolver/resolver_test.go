@@ -125,10 +125,48 @@ func TestResolveTrust(t *testing.T) {
 	if !errors.Is(err, ErrUntrustedCatalog) || !strings.Contains(err.Error(), "--trusted-catalog "+untrusted) {
 		t.Fatalf("error = %v, want ErrUntrustedCatalog naming --trusted-catalog", err)
 	}
-	// trust is an exact match: a different spelling of the same file is not trusted
-	r2, _ := New(Options{Catalogs: []string{"./" + filepath.Base(trusted)}, Trusted: []string{trusted}, CacheDir: "-"})
-	if _, err := r2.ResolveGVK(context.Background(), "fn.example.com/v1", "A"); !errors.Is(err, ErrUntrustedCatalog) {
-		t.Fatalf("error = %v, want ErrUntrustedCatalog", err)
+}
+
+// Trust is granted to a catalog, not to a spelling: every spelling of the same file is trusted,
+// another file of the same name is not.
+func TestTrustBySameFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	trusted := writeFile(t, dir, "catalog.yaml", catalogYAML("c", fnEntry{"fn.example.com", "A", "a", []string{"v1"}}))
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, trusted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "linked.yaml")
+	if err := os.Symlink(trusted, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		catalog, trust string
+		ok             bool
+	}{
+		{trusted, trusted, true},
+		{rel, trusted, true},
+		{"./" + rel, rel, true},
+		{trusted, "./" + rel, true},
+		{filepath.Join(dir, ".", "sub", "..", "catalog.yaml"), trusted, true},
+		{link, trusted, true},
+		{"./catalog.yaml", trusted, false}, // the working directory's, another file
+		{trusted, filepath.Join(t.TempDir(), "catalog.yaml"), false},
+	}
+	for _, tc := range tests {
+		r, err := New(Options{Catalogs: []string{tc.catalog}, Trusted: []string{tc.trust}, CacheDir: "-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.ResolveGVK(context.Background(), "fn.example.com/v1", "A")
+		if got := !errors.Is(err, ErrUntrustedCatalog); got != tc.ok {
+			t.Errorf("--catalog %s --trusted-catalog %s: %v, want trusted=%v", tc.catalog, tc.trust, err, tc.ok)
+		}
 	}
 }
 

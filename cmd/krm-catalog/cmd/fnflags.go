@@ -43,7 +43,7 @@ type fnOptions struct {
 
 func (o *fnOptions) addResolveFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.catalogs, "catalog", nil, "catalog to resolve functions from: a path, https:// URL, git::URL//PATH?ref=REF or oci://REF (repeatable; searched in order)")
-	fs.StringArrayVar(&o.trusted, "trusted-catalog", nil, "trust this catalog reference, written exactly as in --catalog (repeatable)")
+	fs.StringArrayVar(&o.trusted, "trusted-catalog", nil, "trust this catalog: a reference as given to --catalog, or any path to the same file (repeatable)")
 	fs.StringArrayVar(&o.keys, "key", nil, "public key (PEM): an oci:// catalog must be signed by one of these keys (repeatable)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "cache for catalogs, executables and OCI content (default: the user cache directory)")
 	addRegistryTimeoutFlag(fs, &o.registryTimeout)
