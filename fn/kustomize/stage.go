@@ -237,7 +237,7 @@ func (b *builder) krustyStage(l *layer, spec *yaml.RNode, input []byte) ([]byte,
 	if err := b.setFile(l.file, s); err != nil {
 		return nil, err
 	}
-	opts := *b.opts.Krusty
+	opts := *b.krusty
 	opts.Reorder = krusty.ReorderOptionNone
 	opts.AddManagedbyLabel = false
 	out, err := kustrun.Build(b.fs, l.dir, &opts)
@@ -265,7 +265,7 @@ func (b *builder) finish(root *layer, out []byte) ([]byte, error) {
 	if err := b.setFile(root.file, s); err != nil {
 		return nil, err
 	}
-	return kustrun.Build(b.fs, root.dir, b.opts.Krusty)
+	return kustrun.Build(b.fs, root.dir, b.krusty)
 }
 
 // run runs an entry's functions (or Composition) over items.
