@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -392,11 +393,7 @@ func imageInCatalogs(ctx context.Context, r *resolver.Resolver, image, runtimeKi
 				if c == nil {
 					continue
 				}
-				offers := false
-				for _, k := range v.Runtime.Kinds() {
-					offers = offers || k == runtimeKind
-				}
-				if offers && sameImage(c, image) {
+				if slices.Contains(v.Runtime.Kinds(), runtimeKind) && sameImage(c, image) {
 					return &resolver.Resolution{
 						APIVersion: f.APIVersion(v), Kind: f.Kind,
 						Catalog: ref.Raw, CatalogName: cat.Name,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -334,20 +335,11 @@ func transformerFields(spec *yaml.RNode) []string {
 	fields, _ := spec.Fields()
 	var out []string
 	for _, f := range fields {
-		if !contains(generatorFields, f) && !contains(sharedFields, f) && f != "components" {
+		if !slices.Contains(generatorFields, f) && !slices.Contains(sharedFields, f) && f != "components" {
 			out = append(out, f)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // without is a copy of spec without the fields.
@@ -364,7 +356,7 @@ func only(spec *yaml.RNode, fields ...string) *yaml.RNode {
 	all, _ := spec.Fields()
 	var drop []string
 	for _, f := range all {
-		if !contains(fields, f) {
+		if !slices.Contains(fields, f) {
 			drop = append(drop, f)
 		}
 	}
