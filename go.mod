@@ -15,6 +15,7 @@ require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/in-toto/attestation v1.2.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/krm-catalog/krm-catalog/pkg/krmfn v0.0.0
 	github.com/opencontainers/go-digest v1.0.0
 	github.com/opencontainers/image-spec v1.1.1
 	github.com/prometheus/client_golang v1.25.0
@@ -163,3 +164,7 @@ require (
 replace github.com/santhosh-tekuri/jsonschema/v5 => ./third_party/jsonschema
 
 replace sigs.k8s.io/kustomize/api => ./third_party/kustomize-api
+
+// pkg/krmfn is its own module, so that function authors depend on it alone; the examples and the
+// CLI use the copy in this tree.
+replace github.com/krm-catalog/krm-catalog/pkg/krmfn => ./pkg/krmfn

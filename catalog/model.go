@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -66,14 +67,7 @@ func (f Function) APIVersion(v Version) string { return f.Group + "/" + v.Name }
 func (f Function) ID() string { return f.Group + "/" + f.Kind }
 
 // SpecV2 reports whether the version declares the spec v2 server mode.
-func (v Version) SpecV2() bool {
-	for _, s := range v.ConformWithSpecVersions {
-		if s == "v2" {
-			return true
-		}
-	}
-	return false
-}
+func (v Version) SpecV2() bool { return slices.Contains(v.ConformWithSpecVersions, "v2") }
 
 // Runtime says how to run a function version. More than one runtime may be given; the runner picks.
 type Runtime struct {

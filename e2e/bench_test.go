@@ -209,7 +209,7 @@ func openPool(tb testing.TB, databaseURL string) *pgxpool.Pool {
 	return db
 }
 
-// previousSearch runs the search as the store did before issue 17, straight on the database, and
+// previousSearch runs the search as the store did before tiers and capped counts, straight on the database, and
 // returns how long it took: the page ranked with ts_rank over every match, and at the same time,
 // on a second connection, the facets counted over every match (the total is the publisher
 // facet's sum). It is the baseline that shows what the tiers and the capped counts change.

@@ -13,7 +13,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/store/storetest"
 )
 
-// TestAPublisherCannotPassAsAnother replays the two ways of issue #14 over HTTP: adding a kind to
+// TestAPublisherCannotPassAsAnother replays over HTTP the two ways one publisher could pass as another: adding a kind to
 // another publisher's group, and registering a key one cannot sign with.
 func TestAPublisherCannotPassAsAnother(t *testing.T) {
 	t.Parallel()

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// JSON is the wire format the runner prefers (DESIGN §9): parsing and writing YAML dominates the
+// JSON is the wire format the runner prefers: parsing and writing YAML dominates the
 // cost of a function call, and going through yaml.v3 for JSON would pay that cost again. These two
 // functions convert between JSON text and yaml.Node trees directly, keeping the order of fields.
 

@@ -79,14 +79,7 @@ func (r Result) String() string {
 }
 
 // HasErrors reports whether any result is an error.
-func HasErrors(rs []Result) bool {
-	for _, r := range rs {
-		if r.IsError() {
-			return true
-		}
-	}
-	return false
-}
+func HasErrors(rs []Result) bool { return slices.ContainsFunc(rs, Result.IsError) }
 
 // FunctionResults are the results of one function run in a pipeline.
 type FunctionResults struct {

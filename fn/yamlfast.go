@@ -6,7 +6,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Writing YAML with yaml.v3 costs about twice parsing it (DESIGN §9), and a run writes every
+// Writing YAML with yaml.v3 costs about twice parsing it, and a run writes every
 // resource at least once. appendYAML writes the common shape of Kubernetes resources directly:
 // block mappings and sequences of printable-ASCII scalars, with the comments people put on keys and
 // values. It produces exactly what yaml.v3 (two-space indent) would, which the differential tests and

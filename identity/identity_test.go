@@ -23,7 +23,7 @@ func TestValidateName(t *testing.T) {
 		{"fn.acme-corp.dev", true},
 		{"a1.b2", true},
 		{"", false},
-		{"example.com ", false}, // the trailing space of the issue
+		{"example.com ", false}, // a trailing space
 		{" example.com", false},
 		{"Example.com", false},
 		{"com", false}, // one label would own a whole top-level domain

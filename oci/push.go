@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,7 +144,7 @@ func (c *Client) push(ctx context.Context, refStr string, opts PushOptions) (Pus
 		return PushResult{}, err
 	}
 	packManifest := func(i int, p taggingPusher) (ocispec.Descriptor, error) {
-		ann := copyMap(base)
+		ann := maps.Clone(base)
 		ann[ocispec.AnnotationTitle] = title
 		if opts.Kind == KindExec {
 			ann[ocispec.AnnotationTitle] = files[i].title()
@@ -173,7 +174,7 @@ func (c *Client) push(ctx context.Context, refStr string, opts PushOptions) (Pus
 		m.Platform, m.Annotations = f.Platform, nil
 		res.Platforms = append(res.Platforms, m)
 	}
-	ann := copyMap(base)
+	ann := maps.Clone(base)
 	ann[ocispec.AnnotationTitle] = title
 	index := ocispec.Index{
 		Versioned:    specs.Versioned{SchemaVersion: 2},
@@ -357,12 +358,4 @@ func isManifest(mediaType string) bool {
 		return true
 	}
 	return false
-}
-
-func copyMap(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -128,7 +128,7 @@ func (c *openAPIChecker) schema(v any, pointer string, depth int) {
 			}
 		case "exclusiveMaximum", "exclusiveMinimum":
 			if c.want(val, at, "boolean") {
-				bound := strings.TrimPrefix(strings.ToLower(k[len("exclusive"):len("exclusive")+1]), "") + k[len("exclusive")+1:]
+				bound := strings.ToLower(k[len("exclusive"):len("exclusive")+1]) + k[len("exclusive")+1:] // exclusiveMaximum: maximum
 				if _, ok := s[bound]; !ok {
 					c.fail(at, "%s needs %s", k, bound)
 				}

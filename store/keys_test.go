@@ -36,7 +36,7 @@ func TestAddKeyNeedsProofOfPossession(t *testing.T) {
 	mustToken(t, s, "other.org")
 	mine, theirs := signtest.KeyPair(t, "mine"), signtest.KeyPair(t, "theirs")
 
-	// the attack: example.com posts other.org's public key, but can only sign with its own
+	// the attack: example.com posts other.org's public key, but can only sign with its own
 	stolen := prove(t, s, "example.com", mine)
 	stolen.PublicKey = string(theirs.PublicPEM)
 	if _, _, err := s.AddKey(ctx, "example.com", stolen); !errors.Is(err, store.ErrForbidden) || !strings.Contains(err.Error(), theirs.Public.ID()) {

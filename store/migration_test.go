@@ -36,7 +36,7 @@ INSERT INTO publishers (name) VALUES ('example.com'), ('other.org'), ('acme.exam
 INSERT INTO functions (fn_group, kind, publisher_id, publisher)
 SELECT g, k, p.id, p.name FROM (VALUES
     ('fn.example.com', 'SetNamespace', 'example.com'),      -- covered by its own name
-    ('fn.example.com', 'SetNamespaceV2', 'other.org'),      -- the issue's squatter: a conflict
+    ('fn.example.com', 'SetNamespaceV2', 'other.org'),      -- a squatter: a conflict
     ('fn.shared.io', 'Lint', 'acme.example'),               -- nobody's name: granted to its one publisher
     ('fn.shared.io', 'Format', 'acme.example'),
     ('tools.internal', 'Check', 'Team X'),                   -- a name that is no DNS name still gets its grant

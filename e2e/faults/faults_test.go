@@ -67,7 +67,7 @@ func (c *statusCounter) add(r result) {
 
 // TestPostmasterKilledUnderLoad kills the embedded PostgreSQL's postmaster with SIGKILL while 8
 // clients read, and checks that serve answers 503 (never 500) while it is down, starts a new
-// postmaster within 30 s and takes a publish again, logging the death once. On the main of issue #10, every
+// postmaster within 30 s and takes a publish again, logging the death once. Before it was handled, every
 // database-backed endpoint answered 500 and never recovered.
 func TestPostmasterKilledUnderLoad(t *testing.T) {
 	t.Parallel()
@@ -145,7 +145,7 @@ func TestPostmasterKilledUnderLoad(t *testing.T) {
 
 // TestDatabaseStalled stops PostgreSQL with SIGSTOP and checks that database-backed requests answer
 // 503 within a few seconds, readiness fails within 2 s, cached catalog.yaml keeps answering, and
-// all is well after SIGCONT. On the main of issue #10, search and the latest catalog.yaml hung for
+// all is well after SIGCONT. Before it was handled, search and the latest catalog.yaml hung for
 // as long as the database was stopped.
 func TestDatabaseStalled(t *testing.T) {
 	t.Parallel()
@@ -199,8 +199,8 @@ func TestDatabaseStalled(t *testing.T) {
 
 // TestRegistryDownDuringPublish publishes with serve --registry pointing at a registry that accepts
 // connections and never answers, then at one that refuses them: the publish answers 502 within its
-// deadline, publishes nothing, and holds no database connection while it waits. On the main of
-// issue #10, the push ran inside the publish transaction with no deadline and hung.
+// deadline, publishes nothing, and holds no database connection while it waits. Before it was
+// handled, the push ran inside the publish transaction with no deadline and hung.
 func TestRegistryDownDuringPublish(t *testing.T) {
 	t.Parallel()
 	requirePostgres(t)
@@ -267,7 +267,7 @@ func floodDocument(t *testing.T) []byte {
 // TestValidateFlood has 16 clients post 4 MB documents to POST /api/v1/validate for 15 s while one
 // reads a cached catalog.yaml, and checks that serve stays under 1 GiB resident, answers the flood
 // with 200s and 429s only, and keeps answering catalog.yaml within tens of milliseconds of its
-// latency without the flood, measured just before on the same machine. On the main of issue #10,
+// latency without the flood, measured just before on the same machine. Before it was handled,
 // 24 such clients grew serve to 3.0 GB and cut catalog.yaml throughput thirtyfold.
 //
 // It does not run in parallel with the other fault tests, whose load would be measured with it.

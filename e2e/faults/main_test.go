@@ -1,4 +1,4 @@
-// Package faults holds the fault tests of issue #10: `krm-catalog serve` as a separate process on
+// Package faults holds the fault tests of the service: `krm-catalog serve` as a separate process on
 // real PostgreSQL, while its database is killed, stalled or failed over, its registry is down, its
 // clients flood it, or it is itself killed mid-publish. Each test is bounded in time. The 60 s soak
 // runs only with KRM_CATALOG_SOAK set (see soak_test.go).

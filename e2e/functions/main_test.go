@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -92,13 +93,8 @@ func publishImages(t testing.TB, override, images map[string]string) published {
 	for name, path := range bins.Fn {
 		files[fmt.Sprintf("/%s/%s-%s/%s", name, p.OS, p.Arch, name)] = path
 	}
-	served := map[string]string{}
-	for k, v := range files {
-		served[k] = v
-	}
-	for k, v := range override {
-		served[k] = v
-	}
+	served := maps.Clone(files)
+	maps.Copy(served, override)
 	srv, hits := fntest.TLSFiles(t, served)
 	in := fnexamples.CatalogInput{Name: "e2e", Exec: map[string][]fnexamples.Exec{}, Images: images}
 	for _, f := range fnexamples.Functions() {

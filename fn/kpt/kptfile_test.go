@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
 )
 
 func TestParseKptfile(t *testing.T) {
@@ -143,7 +145,7 @@ func TestSelection(t *testing.T) {
 func TestSameImage(t *testing.T) {
 	t.Parallel()
 	const digest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	cat := &catalogImage{repo: "example.com/fns/set-ns", tag: "v1", digest: digest}
+	cat := &catalog.ContainerRuntime{Image: "example.com/fns/set-ns:v1", SHA256: digest}
 	for image, want := range map[string]bool{
 		"example.com/fns/set-ns:v1":                          true,
 		"example.com/fns/set-ns@sha256:" + digest:            true,
@@ -158,8 +160,15 @@ func TestSameImage(t *testing.T) {
 			t.Errorf("sameImage(%q) = %t, want %t", image, got, want)
 		}
 	}
-	if repo, tag, _ := splitImage("localhost:5000/fns/starlark:v0.4"); repo != "localhost:5000/fns/starlark" || tag != "v0.4" || !isStarlarkImage("localhost:5000/fns/starlark:v0.4") {
-		t.Errorf("splitImage: %q %q", repo, tag)
+	for image, want := range map[string]bool{
+		"localhost:5000/fns/starlark:v0.4":          true,
+		"example.com/fns/starlark@sha256:" + digest: true,
+		"example.com/fns/set-ns:v1":                 false,
+		"example.com/fns/Starlark:v1":               false, // not a reference
+	} {
+		if got := isStarlarkImage(image); got != want {
+			t.Errorf("isStarlarkImage(%q) = %t, want %t", image, got, want)
+		}
 	}
 }
 

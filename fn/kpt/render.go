@@ -9,12 +9,14 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
 	"github.com/krm-catalog/krm-catalog/resolver"
@@ -349,35 +351,26 @@ func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner
 
 // isStarlarkImage reports whether an image is kpt's starlark function (any registry, any tag).
 func isStarlarkImage(image string) bool {
-	repo, _, _ := splitImage(image)
-	return path.Base(repo) == "starlark"
+	ref, err := catalog.ParseImage(image)
+	return err == nil && path.Base(ref.Name) == "starlark"
 }
 
-// splitImage splits an image reference into repository, tag and digest (hex, without sha256:).
-func splitImage(image string) (repo, tag, digest string) {
-	repo = image
-	if i := strings.Index(repo, "@"); i >= 0 {
-		digest = strings.TrimPrefix(repo[i+1:], "sha256:")
-		repo = repo[:i]
-	}
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		tag = repo[i+1:]
-		repo = repo[:i]
-	}
-	return repo, tag, digest
-}
-
-// sameImage reports whether a catalog's container runtime is the image a step names: the same
-// repository, and the same tag or the same digest.
-func sameImage(c *catalogImage, image string) bool {
-	repo, tag, digest := splitImage(image)
-	if repo != c.repo {
+// sameImage reports whether a catalog's container runtime (its digest from the sha256 field when
+// it has one) is the image a step names: the same repository, and the same tag or the same digest.
+func sameImage(c *catalog.ContainerRuntime, image string) bool {
+	want, err := catalog.ParseImage(c.Image)
+	if err != nil {
 		return false
 	}
-	return tag != "" && tag == c.tag || digest != "" && digest == c.digest
+	if c.SHA256 != "" {
+		want.Digest = "sha256:" + c.SHA256
+	}
+	got, err := catalog.ParseImage(image)
+	if err != nil || got.Name != want.Name {
+		return false
+	}
+	return got.Tag != "" && got.Tag == want.Tag || got.Digest != "" && got.Digest == want.Digest
 }
-
-type catalogImage struct{ repo, tag, digest string }
 
 // imageInCatalogs looks for the image in the trusted catalogs (the built-in one and those named by
 // --trusted-catalog; untrusted ones are not fetched) and returns the first version that lists it and
@@ -400,16 +393,7 @@ func imageInCatalogs(ctx context.Context, r *resolver.Resolver, image, runtimeKi
 				if c == nil {
 					continue
 				}
-				ci := &catalogImage{}
-				ci.repo, ci.tag, ci.digest = splitImage(c.Image)
-				if c.SHA256 != "" {
-					ci.digest = c.SHA256
-				}
-				offers := false
-				for _, k := range v.Runtime.Kinds() {
-					offers = offers || k == runtimeKind
-				}
-				if offers && sameImage(ci, image) {
+				if slices.Contains(v.Runtime.Kinds(), runtimeKind) && sameImage(c, image) {
 					return &resolver.Resolution{
 						APIVersion: f.APIVersion(v), Kind: f.Kind,
 						Catalog: ref.Raw, CatalogName: cat.Name,

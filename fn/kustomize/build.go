@@ -42,8 +42,8 @@ type Preparers interface {
 
 // Options configure a build.
 type Options struct {
-	// Krusty are kustomize's options, as `kustomize build`'s flags set them.
-	Krusty *krusty.Options
+	// Kustomize are `kustomize build`'s flags; nil is their defaults.
+	Kustomize *Flags
 	// Functions resolve and ready catalog functions; nil makes a catalog function an error.
 	Functions Preparers
 }
@@ -52,21 +52,22 @@ type Options struct {
 // results of the catalog functions that ran. Every catalog function of the tree is resolved, its
 // config validated and its runtime fetched before anything runs; nothing is returned on error.
 func Build(ctx context.Context, dir string, o Options) ([]byte, []fn.FunctionResults, error) {
-	if o.Krusty == nil {
-		o.Krusty = krusty.MakeDefaultOptions()
+	kopts, err := o.Kustomize.krustyOptions()
+	if err != nil {
+		return nil, nil, err
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	b := &builder{opts: o, fs: kustrun.NewFS(), layers: map[string]*layer{}}
+	b := &builder{opts: o, krusty: kopts, fs: kustrun.NewFS(), layers: map[string]*layer{}}
 	root, err := b.load(abs, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !b.rewritten {
 		// nothing of krm-catalog's in the tree: kustomize's build, untouched
-		out, err := kustrun.Build(filesys.MakeFsOnDisk(), abs, o.Krusty)
+		out, err := kustrun.Build(filesys.MakeFsOnDisk(), abs, kopts)
 		return out, nil, err
 	}
 	if err := b.prepare(ctx); err != nil {
@@ -76,7 +77,7 @@ func Build(ctx context.Context, dir string, o Options) ([]byte, []fn.FunctionRes
 		if err := b.ready(ctx, root); err != nil {
 			return nil, b.results, err
 		}
-		out, err := kustrun.Build(b.fs, abs, o.Krusty)
+		out, err := kustrun.Build(b.fs, abs, kopts)
 		return out, b.results, err
 	}
 	out, err := b.buildLayer(ctx, root, root.spec, nil)
@@ -90,6 +91,7 @@ func Build(ctx context.Context, dir string, o Options) ([]byte, []fn.FunctionRes
 // builder holds one build: the layers read, the files in memory, the results so far.
 type builder struct {
 	opts      Options
+	krusty    *krusty.Options // opts.Kustomize mapped
 	fs        *kustrun.FS
 	layers    map[string]*layer // by directory
 	fns       []*fnDoc          // every catalog function and Composition of the tree, in reading order

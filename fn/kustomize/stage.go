@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -237,7 +238,7 @@ func (b *builder) krustyStage(l *layer, spec *yaml.RNode, input []byte) ([]byte,
 	if err := b.setFile(l.file, s); err != nil {
 		return nil, err
 	}
-	opts := *b.opts.Krusty
+	opts := *b.krusty
 	opts.Reorder = krusty.ReorderOptionNone
 	opts.AddManagedbyLabel = false
 	out, err := kustrun.Build(b.fs, l.dir, &opts)
@@ -265,7 +266,7 @@ func (b *builder) finish(root *layer, out []byte) ([]byte, error) {
 	if err := b.setFile(root.file, s); err != nil {
 		return nil, err
 	}
-	return kustrun.Build(b.fs, root.dir, b.opts.Krusty)
+	return kustrun.Build(b.fs, root.dir, b.krusty)
 }
 
 // run runs an entry's functions (or Composition) over items.
@@ -334,20 +335,11 @@ func transformerFields(spec *yaml.RNode) []string {
 	fields, _ := spec.Fields()
 	var out []string
 	for _, f := range fields {
-		if !contains(generatorFields, f) && !contains(sharedFields, f) && f != "components" {
+		if !slices.Contains(generatorFields, f) && !slices.Contains(sharedFields, f) && f != "components" {
 			out = append(out, f)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // without is a copy of spec without the fields.
@@ -364,7 +356,7 @@ func only(spec *yaml.RNode, fields ...string) *yaml.RNode {
 	all, _ := spec.Fields()
 	var drop []string
 	for _, f := range all {
-		if !contains(fields, f) {
+		if !slices.Contains(fields, f) {
 			drop = append(drop, f)
 		}
 	}

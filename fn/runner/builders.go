@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -182,7 +183,7 @@ func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir strin
 			if !m.RW {
 				mount += ",readonly"
 			}
-			if !contains(r.o.Mounts, mount) {
+			if !slices.Contains(r.o.Mounts, mount) {
 				return nil, fmt.Errorf("%w: the function config asks for the mount %s (%s); grant it with --mount %s", fn.ErrNotAllowed, mount, e.Source, mount)
 			}
 			cfg.Mounts = append(cfg.Mounts, mount)
@@ -197,13 +198,4 @@ func local(baseDir, p string) string {
 		return p
 	}
 	return filepath.Join(baseDir, p)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/runtime/exec"
 	"github.com/krm-catalog/krm-catalog/fn/runtime/server"
-	"github.com/krm-catalog/krm-catalog/fn/skip"
 	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/resolver"
 	"github.com/krm-catalog/krm-catalog/schemas"
@@ -72,7 +71,7 @@ type Options struct {
 	ExplicitExecYAML bool
 	// NoServerMode runs spec v2 functions one process per call like v1 ones.
 	NoServerMode bool
-	// NoSkip runs idempotent functions even when their input is their remembered output (fn/skip).
+	// NoSkip runs idempotent functions even when their input is their remembered output (skip.go).
 	NoSkip bool
 	// ServerModeAlways starts a spec v2 function as a server even when the runner has it run only
 	// once (by default a server is started for a function that runs more than once: for a single
@@ -212,7 +211,7 @@ func (r *Runner) Build(ctx context.Context, c *Checked, baseDir string) (fn.Step
 	}
 	if !r.o.NoSkip && c.res.Explicit == nil {
 		runtimeKind, _, _ := strings.Cut(kind, ",")
-		f = skip.Open(cachedir.At(r.o.CacheDir).Skip()).Hook(f, c.res.Version, runtimeKind, withoutRuntimeField(c.cfg))
+		f = openSkipStore(cachedir.At(r.o.CacheDir).Skip()).hook(f, c.res.Version, runtimeKind, withoutRuntimeField(c.cfg))
 	}
 	return fn.Step{Name: c.Name + " (" + kind + ")", Function: f, Config: withoutRuntimeField(c.cfg)}, nil
 }

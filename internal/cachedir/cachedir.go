@@ -40,5 +40,5 @@ func (l Layout) Catalogs() string { return filepath.Join(l.Root, "catalogs") }
 // Exec holds verified executables and starlark scripts, by sha256.
 func (l Layout) Exec() string { return filepath.Join(l.Root, "exec") }
 
-// Skip holds the outputs of idempotent steps (fn/skip).
+// Skip holds the outputs of idempotent steps (fn/runner/skip.go).
 func (l Layout) Skip() string { return filepath.Join(l.Root, "skip") }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,11 +16,13 @@ import (
 const module = "github.com/krm-catalog/krm-catalog"
 
 // rule is one row of the table in docs/design.md §2: the packages it names, and what they may
-// import of ours (nil with any set: anything).
+// import of ours (nil with any set: anything). testSupport marks the row of the test-support
+// packages, which any package's tests may import.
 type rule struct {
-	packages []string
-	allowed  []string
-	any      bool
+	packages    []string
+	allowed     []string
+	any         bool
+	testSupport bool
 }
 
 var backticked = regexp.MustCompile("`([^`]+)`")
@@ -47,7 +50,7 @@ func readRules(t *testing.T) []rule {
 		if len(cells) != 3 {
 			t.Fatalf("docs/design.md §2: a row of %d cells: %s", len(cells), line)
 		}
-		r := rule{}
+		r := rule{testSupport: strings.HasPrefix(strings.TrimSpace(cells[1]), "test support")}
 		for _, m := range backticked.FindAllStringSubmatch(cells[0], -1) {
 			r.packages = append(r.packages, m[1])
 		}
@@ -81,7 +84,16 @@ func matches(pattern, pkg string) bool {
 
 func TestImportsFollowDesign(t *testing.T) {
 	rules := readRules(t)
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Name", module+"/...")
+	var testSupport []string
+	for _, r := range rules {
+		if r.testSupport {
+			testSupport = append(testSupport, r.packages...)
+		}
+	}
+	if len(testSupport) == 0 {
+		t.Fatal("docs/design.md §2 has no row of test support")
+	}
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,TestImports,XTestImports,Name", module+"/...")
 	cmd.Dir = "../.."
 	out, err := cmd.Output()
 	if err != nil {
@@ -90,8 +102,9 @@ func TestImportsFollowDesign(t *testing.T) {
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
 		var p struct {
-			ImportPath, Name string
-			Imports          []string
+			ImportPath, Name          string
+			Imports                   []string
+			TestImports, XTestImports []string
 		}
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
@@ -115,18 +128,51 @@ func TestImportsFollowDesign(t *testing.T) {
 		if r.any {
 			continue
 		}
-		for _, imp := range p.Imports {
-			dep, ok := strings.CutPrefix(imp, module+"/")
-			if !ok {
-				continue
+		check := func(imports []string, where string, extra []string) {
+			for _, imp := range imports {
+				dep, ok := strings.CutPrefix(imp, module+"/")
+				if !ok {
+					continue
+				}
+				allowed := false
+				for _, a := range append(r.allowed, extra...) {
+					allowed = allowed || matches(a, dep)
+				}
+				if !allowed {
+					t.Errorf("%s imports %s%s, which docs/design.md §2 does not allow it", pkg, dep, where)
+				}
 			}
-			allowed := false
-			for _, a := range r.allowed {
-				allowed = allowed || matches(a, dep)
-			}
-			if !allowed {
-				t.Errorf("%s imports %s, which docs/design.md §2 does not allow it", pkg, dep)
-			}
+		}
+		check(p.Imports, "", nil)
+		// A package's tests may import what the package may, the test support, and (package
+		// x_test) the package itself.
+		check(p.TestImports, " in its tests", testSupport)
+		check(p.XTestImports, " in its tests", append([]string{pkg}, testSupport...))
+	}
+}
+
+var mdLink = regexp.MustCompile(`\]\(([^)#]+)(#[^)]*)?\)`)
+
+// TestDocsIndex holds docs/README.md to the documents: it links every one, and nothing else.
+func TestDocsIndex(t *testing.T) {
+	index, err := os.ReadFile("../../docs/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, m := range mdLink.FindAllStringSubmatch(string(index), -1) {
+		linked[m[1]] = true
+		if _, err := os.Stat(path.Join("../../docs", m[1])); err != nil {
+			t.Errorf("docs/README.md links %s, which does not exist", m[1])
+		}
+	}
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if name := filepath.Base(d); name != "README.md" && !linked[name] {
+			t.Errorf("docs/%s is not in the index, docs/README.md: add a line for it", name)
 		}
 	}
 }

@@ -18,18 +18,17 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/krm-catalog/krm-catalog/fn"
 )
 
 // Processor does the function's work on a ResourceList, in place: it changes Items and appends to
 // Results. An error it returns becomes an error result.
-type Processor func(rl *fn.ResourceList) error
+type Processor func(rl *ResourceList) error
 
 // EnvHTTPAddress is the variable that starts a function in server mode (spec v2).
 const EnvHTTPAddress = "KRM_FUNCTION_HTTP_ADDRESS"
@@ -69,7 +68,7 @@ func Run(ctx context.Context, p Processor, args []string, envAddr string, stdin 
 		}
 		return 0
 	}
-	data, err := io.ReadAll(io.LimitReader(stdin, fn.MaxResourceListBytes+1))
+	data, err := io.ReadAll(io.LimitReader(stdin, MaxResourceListBytes+1))
 	if err != nil {
 		fmt.Fprintln(stderr, "read standard input:", err)
 		return 1
@@ -88,7 +87,7 @@ func Run(ctx context.Context, p Processor, args []string, envAddr string, stdin 
 		fmt.Fprintln(stderr, "write standard output:", err)
 		return 1
 	}
-	if fn.HasErrors(out.Results) {
+	if slices.ContainsFunc(out.Results, Result.IsError) {
 		for _, r := range out.Results {
 			if r.IsError() {
 				fmt.Fprintln(stderr, r.String())
@@ -119,13 +118,13 @@ func httpAddr(args []string, env string) (string, error) {
 
 // Process decodes a ResourceList, runs p on it and returns the list and the format it came in. A
 // Processor error is added as an error result rather than returned: the caller still gets the list.
-func Process(p Processor, data []byte) (*fn.ResourceList, fn.Format, error) {
-	rl, format, err := fn.DecodeResourceList(data)
+func Process(p Processor, data []byte) (*ResourceList, Format, error) {
+	rl, format, err := DecodeResourceList(data)
 	if err != nil {
 		return nil, format, err
 	}
 	if err := p(rl); err != nil {
-		rl.Results = append(rl.Results, fn.Result{Message: err.Error(), Severity: fn.SeverityError})
+		rl.Results = append(rl.Results, Result{Message: err.Error(), Severity: SeverityError})
 	}
 	return rl, format, nil
 }
@@ -163,7 +162,7 @@ func Handler(p Processor) http.Handler {
 		}
 		// the body is told apart by its first character; Content-Type is checked as the spec demands
 		ct := r.Header.Get("Content-Type")
-		if _, ok := fn.FormatOf(ct); !ok || ct == "" {
+		if _, ok := formatOf(ct); !ok || ct == "" {
 			http.Error(w, "Content-Type must be text/yaml or application/json", http.StatusUnsupportedMediaType)
 			return
 		}
@@ -172,7 +171,7 @@ func Handler(p Processor) http.Handler {
 			http.Error(w, "Accept must allow text/yaml, application/json or */*", http.StatusNotAcceptable)
 			return
 		}
-		data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, fn.MaxResourceListBytes))
+		data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxResourceListBytes))
 		if err != nil {
 			http.Error(w, "read body: "+err.Error(), http.StatusRequestEntityTooLarge)
 			return
@@ -193,18 +192,18 @@ func Handler(p Processor) http.Handler {
 }
 
 // acceptFormat picks the response format from Accept headers: the first listed type the spec allows.
-func acceptFormat(values []string) (fn.Format, bool) {
+func acceptFormat(values []string) (Format, bool) {
 	if len(values) == 0 {
-		return fn.YAML, true
+		return YAML, true
 	}
 	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {
-			if f, ok := fn.FormatOf(strings.TrimSpace(part)); ok {
+			if f, ok := formatOf(strings.TrimSpace(part)); ok {
 				return f, true
 			}
 		}
 	}
-	return fn.YAML, false
+	return YAML, false
 }
 
 // ConfigString returns a string field of the functionConfig: a top-level field, or for a ConfigMap

@@ -14,8 +14,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/krm-catalog/krm-catalog/fn"
 )
 
 const input = `apiVersion: config.kubernetes.io/v1
@@ -34,7 +32,7 @@ functionConfig:
 
 // addLabel is a processor: it labels every item with the functionConfig's labels; "fail" as a label
 // value makes it report an error.
-func addLabel(rl *fn.ResourceList) error {
+func addLabel(rl *ResourceList) error {
 	for k, v := range ConfigMap(rl.FunctionConfig, "labels") {
 		if v == "fail" {
 			return errors.New("told to fail")
@@ -51,11 +49,11 @@ func addLabel(rl *fn.ResourceList) error {
 func TestRunV1(t *testing.T) {
 	t.Parallel()
 	jsonIn, err := func() ([]byte, error) {
-		rl, _, err := fn.DecodeResourceList([]byte(input))
+		rl, _, err := DecodeResourceList([]byte(input))
 		if err != nil {
 			return nil, err
 		}
-		return rl.Encode(fn.JSON)
+		return rl.Encode(JSON)
 	}()
 	if err != nil {
 		t.Fatal(err)
@@ -157,11 +155,11 @@ func TestHandler(t *testing.T) {
 			if got := resp.Header.Get("Content-Type"); got != tc.wantType {
 				t.Errorf("Content-Type = %q, want %q", got, tc.wantType)
 			}
-			out, format, err := fn.DecodeResourceList(body)
+			out, format, err := DecodeResourceList(body)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want, _ := fn.FormatOf(tc.wantType); format != want {
+			if want, _ := formatOf(tc.wantType); format != want {
 				t.Errorf("body format %v, want %v", format, want)
 			}
 			if diff := cmp.Diff(map[string]string{"team": "blue"}, out.Items[0].GetLabels()); diff != "" {

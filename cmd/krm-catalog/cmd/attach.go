@@ -26,7 +26,7 @@ On registries without the referrers API the referrers tag (sha256-<hex>) is main
 		Example: `  krm-catalog attach --definition definition.yaml registry.example.com/fns/set-ns@sha256:0dcc...`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.format.check(cmd); err != nil {
+			if err := rf.format.check(); err != nil {
 				return err
 			}
 			if definition == "" {
@@ -73,7 +73,7 @@ formats (the sha256-<hex>.sig tag and sigstore bundles stored as referrers), and
 With --key, each signature is checked against the keys.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.format.check(cmd); err != nil {
+			if err := rf.format.check(); err != nil {
 				return err
 			}
 			pubs, err := loadKeys(keys)

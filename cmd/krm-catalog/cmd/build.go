@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/types"
 
 	"github.com/krm-catalog/krm-catalog/fn/kustomize"
 	"github.com/krm-catalog/krm-catalog/fn/kustomize/composition"
@@ -51,14 +48,14 @@ Composition's catalogs field).`,
 			if hasComposition(dir) {
 				return buildComposition(cmd, &o, dir, resultsDir)
 			}
-			kopts, err := k.options(cmd.Flags())
+			kflags, err := k.flags(cmd.Flags())
 			if err != nil {
 				return &exitError{code: ExitUsage, err: err}
 			}
 			stderr := cmd.ErrOrStderr()
 			p := &preparers{o: &o, stderr: stderr, baseDir: dir, runners: map[string]*runner.Runner{}}
 			defer p.Close()
-			out, runs, err := kustomize.Build(cmd.Context(), dir, kustomize.Options{Krusty: kopts, Functions: p})
+			out, runs, err := kustomize.Build(cmd.Context(), dir, kustomize.Options{Kustomize: kflags, Functions: p})
 			if rerr := reportResults(stderr, resultsDir, runs, err); rerr != nil {
 				return rerr
 			}
@@ -148,66 +145,36 @@ func (p *preparers) Close() {
 
 // kustomizeFlags are kustomize build's own flags, for what kustomize itself runs (its plugins, helm).
 type kustomizeFlags struct {
-	loadRestrictor, reorder       string
-	enablePlugins, enableExec     bool
-	enableHelm, helmDebug         bool
-	helmCommand, helmKubeVersion  string
-	helmAPIVersions, env          []string
-	managedBy, network, asCurrent bool
-	networkName                   string
+	kustomize.Flags
+	reorder string
 }
 
 func (k *kustomizeFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&k.loadRestrictor, "load-restrictor", types.LoadRestrictionsRootOnly.String(), "kustomize: if set to 'LoadRestrictionsNone', local kustomizations may load files from outside their root")
-	fs.StringVar(&k.reorder, "reorder", string(krusty.ReorderOptionLegacy), "kustomize: 'legacy' (Namespaces first, webhooks last, ...) or 'none' to keep the input order")
-	fs.BoolVar(&k.enablePlugins, "enable-alpha-plugins", false, "kustomize: enable kustomize's own plugins (functions with a config.kubernetes.io/function annotation)")
-	fs.BoolVar(&k.enableExec, "enable-exec", false, "kustomize: enable exec functions named by a config.kubernetes.io/function annotation")
-	fs.BoolVar(&k.enableHelm, "enable-helm", false, "kustomize: enable the Helm chart inflator generator")
-	fs.StringVar(&k.helmCommand, "helm-command", "helm", "kustomize: helm command (path to executable)")
-	fs.StringArrayVar(&k.helmAPIVersions, "helm-api-versions", nil, "kustomize: Kubernetes api versions used by Helm for Capabilities.APIVersions")
-	fs.StringVar(&k.helmKubeVersion, "helm-kube-version", "", "kustomize: Kubernetes version used by Helm for Capabilities.KubeVersion")
-	fs.BoolVar(&k.helmDebug, "helm-debug", false, "kustomize: debug output from the Helm chart inflator generator")
-	fs.BoolVar(&k.managedBy, "enable-managedby-label", false, "kustomize: add app.kubernetes.io/managed-by to every resource")
-	fs.BoolVar(&k.network, "network", false, "kustomize: network access for kustomize's container functions that declare it")
-	fs.StringVar(&k.networkName, "network-name", "bridge", "kustomize: the docker network kustomize's container functions run in")
-	fs.StringArrayVarP(&k.env, "env", "e", nil, "kustomize: environment variables for kustomize's functions")
-	fs.BoolVar(&k.asCurrent, "as-current-user", false, "kustomize: run kustomize's container functions as the current user")
+	fs.StringVar(&k.LoadRestrictor, "load-restrictor", kustomize.DefaultLoadRestrictor, "kustomize: if set to '"+kustomize.LoadRestrictionsNone+"', local kustomizations may load files from outside their root")
+	fs.StringVar(&k.reorder, "reorder", kustomize.DefaultReorder, "kustomize: 'legacy' (Namespaces first, webhooks last, ...) or 'none' to keep the input order")
+	fs.BoolVar(&k.EnablePlugins, "enable-alpha-plugins", false, "kustomize: enable kustomize's own plugins (functions with a config.kubernetes.io/function annotation)")
+	fs.BoolVar(&k.EnableExec, "enable-exec", false, "kustomize: enable exec functions named by a config.kubernetes.io/function annotation")
+	fs.BoolVar(&k.EnableHelm, "enable-helm", false, "kustomize: enable the Helm chart inflator generator")
+	fs.StringVar(&k.HelmCommand, "helm-command", kustomize.DefaultHelmCommand, "kustomize: helm command (path to executable)")
+	fs.StringArrayVar(&k.HelmAPIVersions, "helm-api-versions", nil, "kustomize: Kubernetes api versions used by Helm for Capabilities.APIVersions")
+	fs.StringVar(&k.HelmKubeVersion, "helm-kube-version", "", "kustomize: Kubernetes version used by Helm for Capabilities.KubeVersion")
+	fs.BoolVar(&k.HelmDebug, "helm-debug", false, "kustomize: debug output from the Helm chart inflator generator")
+	fs.BoolVar(&k.AddManagedByLabel, "enable-managedby-label", false, "kustomize: add app.kubernetes.io/managed-by to every resource")
+	fs.BoolVar(&k.Network, "network", false, "kustomize: network access for kustomize's container functions that declare it")
+	fs.StringVar(&k.NetworkName, "network-name", kustomize.DefaultNetworkName, "kustomize: the docker network kustomize's container functions run in")
+	fs.StringArrayVarP(&k.Env, "env", "e", nil, "kustomize: environment variables for kustomize's functions")
+	fs.BoolVar(&k.AsCurrentUser, "as-current-user", false, "kustomize: run kustomize's container functions as the current user")
 }
 
-// options maps the flags to krusty's options as kustomize build v5.8.2 does.
-func (k *kustomizeFlags) options(fs *pflag.FlagSet) (*krusty.Options, error) {
-	opts := krusty.MakeDefaultOptions()
-	switch k.loadRestrictor {
-	case types.LoadRestrictionsRootOnly.String():
-		opts.LoadRestrictions = types.LoadRestrictionsRootOnly
-	case types.LoadRestrictionsNone.String():
-		opts.LoadRestrictions = types.LoadRestrictionsNone
-	default:
-		return nil, fmt.Errorf("--load-restrictor must be %s or %s, not %q", types.LoadRestrictionsRootOnly, types.LoadRestrictionsNone, k.loadRestrictor)
-	}
-	opts.Reorder = krusty.ReorderOptionUnspecified
+// flags returns the flags for kustomize, checked: --reorder counts only when given, as in
+// kustomize build (otherwise the kustomization's sortOptions decide).
+func (k *kustomizeFlags) flags(fs *pflag.FlagSet) (*kustomize.Flags, error) {
+	f := k.Flags
 	if fs.Changed("reorder") {
-		switch k.reorder {
-		case string(krusty.ReorderOptionLegacy), string(krusty.ReorderOptionNone):
-			opts.Reorder = krusty.ReorderOption(k.reorder)
-		default:
-			return nil, fmt.Errorf("--reorder must be legacy or none, not %q", k.reorder)
-		}
+		f.Reorder = &k.reorder
 	}
-	if k.enablePlugins {
-		c := types.EnabledPluginConfig(types.BploUseStaticallyLinked)
-		c.FnpLoadingOptions = types.FnPluginLoadingOptions{
-			EnableExec: k.enableExec, Network: k.network, NetworkName: k.networkName,
-			Env: k.env, AsCurrentUser: k.asCurrent,
-		}
-		opts.PluginConfig = c
-	} else {
-		opts.PluginConfig.HelmConfig.Enabled = k.enableHelm
+	if err := f.Check(); err != nil {
+		return nil, err
 	}
-	opts.PluginConfig.HelmConfig.Command = k.helmCommand
-	opts.PluginConfig.HelmConfig.ApiVersions = k.helmAPIVersions
-	opts.PluginConfig.HelmConfig.KubeVersion = k.helmKubeVersion
-	opts.PluginConfig.HelmConfig.Debug = k.helmDebug
-	opts.AddManagedbyLabel = k.managedBy
-	return opts, nil
+	return &f, nil
 }

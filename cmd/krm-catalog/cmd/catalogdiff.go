@@ -34,7 +34,7 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
   krm-catalog catalog diff --fail-on breaking --format json oci://registry.example.com/catalogs/platform:v1 catalog.yaml`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := format.check(cmd); err != nil {
+			if err := format.check(); err != nil {
 				return err
 			}
 			if failOn != "none" && failOn != "breaking" && failOn != "any" {
@@ -71,7 +71,7 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 	fs.StringArrayVar(&o.keys, "key", nil, "public key (PEM): oci:// catalogs must be signed by one of these keys (repeatable)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "cache for catalogs and OCI content (default: the user cache directory)")
 	fs.StringVar(&failOn, "fail-on", "none", "exit 1 on: none, breaking (breaking changes) or any (any change)")
-	format = addFormatFlag(cmd, false, "text", "json")
+	format = addFormatFlag(cmd, "text", "json")
 	return cmd
 }
 

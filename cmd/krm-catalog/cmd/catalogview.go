@@ -66,7 +66,7 @@ oci:// catalogs carry signatures.`,
   krm-catalog catalog view --key platform.pub oci://registry.example.com/catalogs/platform:v1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := format.check(cmd); err != nil {
+			if err := format.check(); err != nil {
 				return err
 			}
 			ref := args[0]
@@ -96,7 +96,7 @@ oci:// catalogs carry signatures.`,
 		},
 	}
 	o.addResolveFlags(cmd.Flags())
-	format = addFormatFlag(cmd, true, "text", "json")
+	format = addFormatFlag(cmd, "text", "json")
 	return cmd
 }
 

@@ -13,31 +13,18 @@ import (
 type outputFormat struct {
 	value   string
 	allowed []string
-	legacy  bool
 }
 
 // addFormatFlag registers --format on cmd with its default and the values it accepts (the
-// default first). withLegacyAlias also accepts -o/--output, the spelling validate, resolve,
-// catalog view, publish, token list and version used before: hidden, deprecated, kept for a release.
-func addFormatFlag(cmd *cobra.Command, withLegacyAlias bool, allowed ...string) *outputFormat {
-	f := &outputFormat{allowed: allowed, legacy: withLegacyAlias}
-	usage := "output format: " + strings.Join(allowed, ", ")
-	cmd.Flags().StringVar(&f.value, "format", allowed[0], usage)
-	if withLegacyAlias {
-		cmd.Flags().StringVarP(&f.value, "output", "o", allowed[0], usage)
-		// Hidden rather than pflag-deprecated: pflag prints its notice where cobra sends usage,
-		// which is stdout, and would break JSON read from it.
-		_ = cmd.Flags().MarkHidden("output")
-	}
+// default first).
+func addFormatFlag(cmd *cobra.Command, allowed ...string) *outputFormat {
+	f := &outputFormat{allowed: allowed}
+	cmd.Flags().StringVar(&f.value, "format", allowed[0], "output format: "+strings.Join(allowed, ", "))
 	return f
 }
 
-// check is the usage error for a value --format does not accept. It also tells, on stderr, that
-// the old spelling is on its way out.
-func (f *outputFormat) check(cmd *cobra.Command) error {
-	if f.legacy && cmd.Flags().Changed("output") {
-		fmt.Fprintln(cmd.ErrOrStderr(), "krm-catalog: -o/--output for the output format is deprecated; use --format")
-	}
+// check is the usage error for a value --format does not accept.
+func (f *outputFormat) check() error {
 	if slices.Contains(f.allowed, f.value) {
 		return nil
 	}

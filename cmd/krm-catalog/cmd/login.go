@@ -24,7 +24,7 @@ from standard input, never from the command line, where other users could see it
 		Example: `  echo "$REGISTRY_TOKEN" | krm-catalog login -u ci --password-stdin registry.example.com`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.format.check(cmd); err != nil {
+			if err := rf.format.check(); err != nil {
 				return err
 			}
 			if !passwordStdin {
@@ -66,7 +66,7 @@ func newLogoutCmd() *cobra.Command {
 		Short: "Forget the stored credentials of a registry",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.format.check(cmd); err != nil {
+			if err := rf.format.check(); err != nil {
 				return err
 			}
 			client, err := rf.client(cmd, withoutCache)

@@ -40,7 +40,7 @@ Layout and decisions: docs/mirror.md.`,
   COSIGN_PASSWORD=... krm-catalog mirror --sign-key mirror.key catalog.yaml 127.0.0.1:5000/krm`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.format.check(cmd); err != nil {
+			if err := rf.format.check(); err != nil {
 				return err
 			}
 			if sigFormat != "legacy" && sigFormat != "bundle" {

@@ -37,7 +37,7 @@ func (f *registryFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "talk plain HTTP to the registry (automatic for localhost, 127.0.0.1 and ::1)")
 	addRegistryTimeoutFlag(cmd.Flags(), &f.timeout)
 	// No -o alias: pull's -o is its output directory.
-	f.format = addFormatFlag(cmd, false, "text", "json")
+	f.format = addFormatFlag(cmd, "text", "json")
 }
 
 // Whether a command reads through the cache: commands that only write to registries do not.

@@ -33,7 +33,7 @@ byte for byte.`,
 		Example: `  krm-catalog publish --server http://127.0.0.1:8080 --version 1.0.0 examples/catalog.yaml`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := format.check(cmd); err != nil {
+			if err := format.check(); err != nil {
 				return err
 			}
 			if token == "" {
@@ -108,6 +108,6 @@ byte for byte.`,
 	cmd.Flags().StringVar(&serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
 	cmd.Flags().StringVar(&token, "token", "", "API token (default $KRM_CATALOG_TOKEN)")
 	cmd.Flags().StringVar(&version, "version", "", "catalog version (default: the app.kubernetes.io/version label)")
-	format = addFormatFlag(cmd, true, "text", "json")
+	format = addFormatFlag(cmd, "text", "json")
 	return cmd
 }

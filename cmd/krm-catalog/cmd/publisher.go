@@ -115,7 +115,7 @@ func newPublisherListCmd(streams IO) *cobra.Command {
 		Short: "List the grants, and the groups migration 0006 could not give an owner",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := format.check(cmd); err != nil {
+			if err := format.check(); err != nil {
 				return err
 			}
 			return db.withStore(cmd, streams, func(ctx context.Context, st *store.Store) error {
@@ -162,7 +162,7 @@ func newPublisherListCmd(streams IO) *cobra.Command {
 	}
 	db.register(cmd)
 	cmd.Flags().StringVar(&publisher, "publisher", "", "only this publisher's grants")
-	format = addFormatFlag(cmd, false, "text", "json")
+	format = addFormatFlag(cmd, "text", "json")
 	return cmd
 }
 
@@ -195,7 +195,7 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 		Example: `  COSIGN_PASSWORD=... krm-catalog publisher add-key --server http://127.0.0.1:8080 --publisher example.com --key cosign.key`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := format.check(cmd); err != nil {
+			if err := format.check(); err != nil {
 				return err
 			}
 			if token == "" {
@@ -233,6 +233,6 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 	_ = cmd.MarkFlagRequired("publisher")
 	cmd.Flags().StringVar(&key, "key", "", "cosign private key file, as sign reads it (required)")
 	_ = cmd.MarkFlagRequired("key")
-	format = addFormatFlag(cmd, false, "text", "json")
+	format = addFormatFlag(cmd, "text", "json")
 	return cmd
 }

@@ -32,7 +32,7 @@ Artifacts whose media type is not one of krm-catalog's are refused.`,
   krm-catalog pull --key cosign.pub registry.example.com/catalogs/platform:v1.4.0`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.format.check(cmd); err != nil {
+			if err := rf.format.check(); err != nil {
 				return err
 			}
 			opts := oci.PullOptions{Dir: dir}

@@ -37,7 +37,7 @@ With SOURCE_DATE_EPOCH set, created comes from it and the digest is reproducible
       --platform linux/amd64=dist/linux-amd64/set-ns --platform darwin/arm64=dist/darwin-arm64/set-ns`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.format.check(cmd); err != nil {
+			if err := rf.format.check(); err != nil {
 				return err
 			}
 			ref, err := oci.ParseReference(args[0])

@@ -51,7 +51,7 @@ catalog the search does not reach is never fetched.`,
 		Example: `  krm-catalog resolve --catalog examples/functions/catalog.yaml --trusted-catalog examples/functions/catalog.yaml fn.example.com/v1 SetNamespace`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := format.check(cmd); err != nil {
+			if err := format.check(); err != nil {
 				return err
 			}
 			r, err := o.resolver(&ociAdapter{opts: &o})
@@ -72,7 +72,7 @@ catalog the search does not reach is never fetched.`,
 	}
 	o.addResolveFlags(cmd.Flags())
 	cmd.ValidArgsFunction = completeFunctionArgs(&o)
-	format = addFormatFlag(cmd, true, "yaml", "json")
+	format = addFormatFlag(cmd, "yaml", "json")
 	return cmd
 }
 

@@ -35,7 +35,7 @@ publishers, each word as a prefix; --runtime, --tag (repeatable: all must be pre
   krm-catalog search --server http://127.0.0.1:8080 --format json --publisher example.com`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := format.check(cmd); err != nil {
+			if err := format.check(); err != nil {
 				return err
 			}
 			if len(args) == 1 {
@@ -66,7 +66,7 @@ publishers, each word as a prefix; --runtime, --tag (repeatable: all must be pre
 	fs.StringVar(&q.Publisher, "publisher", "", "only functions of this publisher")
 	fs.IntVar(&q.Limit, "limit", 0, "at most this many results, 1 to 100 (default: the service's page size)")
 	fs.StringVar(&q.PageToken, "page-token", "", "the next page of an earlier search (nextPageToken of --format json)")
-	format = addFormatFlag(cmd, false, "text", "json")
+	format = addFormatFlag(cmd, "text", "json")
 	_ = cmd.RegisterFlagCompletionFunc("runtime", cobra.FixedCompletions([]string{"container", "exec", "starlark"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

@@ -27,7 +27,7 @@ the format cosign v3 writes. Nothing is sent to a transparency log.`,
 		Example: `  COSIGN_PASSWORD=... krm-catalog sign --key cosign.key registry.example.com/catalogs/platform:v1.4.0`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := rf.format.check(cmd); err != nil {
+			if err := rf.format.check(); err != nil {
 				return err
 			}
 			if sigFormat != "legacy" && sigFormat != "bundle" {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/krm-catalog/krm-catalog/fn/skip"
+	"github.com/krm-catalog/krm-catalog/fn/runner"
 	"github.com/krm-catalog/krm-catalog/oci/registrytest"
 )
 
@@ -67,7 +67,7 @@ spec:
 		if code != ExitOK {
 			t.Fatalf("run %d: exit %d: %s", i, code, stderr)
 		}
-		if got := strings.Contains(stderr, skip.SkippedMessage); got != tc.skipped {
+		if got := strings.Contains(stderr, runner.SkippedMessage); got != tc.skipped {
 			t.Errorf("run %d: skipped %v, want %v; stderr:\n%s", i, got, tc.skipped, stderr)
 		}
 		out, _ := os.ReadFile(filepath.Join(pkg, "cm.yaml"))

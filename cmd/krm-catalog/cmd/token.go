@@ -49,7 +49,7 @@ func newTokenCmd(streams IO) *cobra.Command {
 		Short: "List a publisher's tokens (never the tokens themselves)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := format.check(cmd); err != nil {
+			if err := format.check(); err != nil {
 				return err
 			}
 			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
@@ -103,7 +103,7 @@ func newTokenCmd(streams IO) *cobra.Command {
 		cmd.AddCommand(c)
 	}
 	create.Flags().StringVar(&description, "description", "", "what the token is for")
-	format = addFormatFlag(list, true, "text", "json")
+	format = addFormatFlag(list, "text", "json")
 	return cmd
 }
 

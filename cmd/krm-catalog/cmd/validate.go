@@ -32,7 +32,7 @@ not be read or the command was used wrongly.`,
   cat catalog.yaml | krm-catalog validate -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := format.check(cmd); err != nil {
+			if err := format.check(); err != nil {
 				return err
 			}
 			v, err := catalog.NewValidator()
@@ -75,6 +75,6 @@ not be read or the command was used wrongly.`,
 	}
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also list the documents of other kinds that were skipped")
-	format = addFormatFlag(cmd, true, "text", "json")
+	format = addFormatFlag(cmd, "text", "json")
 	return cmd
 }

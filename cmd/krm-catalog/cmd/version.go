@@ -48,7 +48,7 @@ func newVersionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := currentVersion()
-			if err := format.check(cmd); err != nil {
+			if err := format.check(); err != nil {
 				return err
 			}
 			switch format.value {
@@ -67,6 +67,6 @@ func newVersionCmd() *cobra.Command {
 			return nil
 		},
 	}
-	format = addFormatFlag(cmd, true, "text", "json")
+	format = addFormatFlag(cmd, "text", "json")
 	return cmd
 }

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/pkg/krmfn"
 )
 
@@ -33,7 +32,7 @@ func podSpecPath(kind string) (path []string, ok bool) {
 	return nil, false
 }
 
-func requireLimits(rl *fn.ResourceList) error {
+func requireLimits(rl *krmfn.ResourceList) error {
 	required, ok := krmfn.ConfigStrings(rl.FunctionConfig, "require")
 	if !ok {
 		required = []string{"cpu", "memory"}
@@ -67,25 +66,25 @@ func requireLimits(rl *fn.ResourceList) error {
 	return nil
 }
 
-func missing(it, container *yaml.RNode, list string, i int, res string, path []string) fn.Result {
+func missing(it, container *yaml.RNode, list string, i int, res string, path []string) krmfn.Result {
 	field := ""
 	for _, p := range path {
 		field += p + "."
 	}
 	field += fmt.Sprintf("%s[%d].resources.limits.%s", list, i, res)
 	name, _ := container.GetString("name")
-	r := fn.Result{
+	r := krmfn.Result{
 		Message:  fmt.Sprintf("container %q has no %s limit", name, res),
-		Severity: fn.SeverityError,
-		ResourceRef: &fn.ResourceRef{
+		Severity: krmfn.SeverityError,
+		ResourceRef: &krmfn.ResourceRef{
 			APIVersion: it.GetApiVersion(), Kind: it.GetKind(), Name: it.GetName(), Namespace: it.GetNamespace(),
 		},
-		Field: &fn.Field{Path: field},
+		Field: &krmfn.Field{Path: field},
 	}
 	anns := it.GetAnnotations()
 	if p := anns[kioutil.PathAnnotation]; p != "" {
 		idx, _ := strconv.Atoi(anns[kioutil.IndexAnnotation])
-		r.File = &fn.File{Path: p, Index: idx}
+		r.File = &krmfn.File{Path: p, Index: idx}
 	}
 	return r
 }

@@ -11,13 +11,12 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/pkg/krmfn"
 )
 
 func main() { os.Exit(krmfn.Main(setLabels)) }
 
-func setLabels(rl *fn.ResourceList) error {
+func setLabels(rl *krmfn.ResourceList) error {
 	labels := krmfn.ConfigMap(rl.FunctionConfig, "labels")
 	if len(labels) == 0 {
 		return errors.New("functionConfig must set labels")

@@ -11,7 +11,6 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/pkg/krmfn"
 )
 
@@ -29,7 +28,7 @@ func clusterScoped(kind string) bool {
 	return false
 }
 
-func setNamespace(rl *fn.ResourceList) error {
+func setNamespace(rl *krmfn.ResourceList) error {
 	ns, ok := krmfn.ConfigString(rl.FunctionConfig, "namespace")
 	if !ok || ns == "" {
 		return errors.New("functionConfig must set namespace")

@@ -2,8 +2,14 @@ package fetch
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -28,5 +34,62 @@ func TestHTTPSTimesOut(t *testing.T) {
 	}
 	if msg := err.Error(); !strings.Contains(msg, url) || !strings.Contains(msg, "Timeout exceeded") || ctx.Err() != nil {
 		t.Errorf("error %q, want the URL and the client's timeout, before the test's deadline", msg)
+	}
+}
+
+// A redirect away from https is refused before it is followed: the plain http server is never
+// asked. A redirect to https is followed, and a client given keeps its own redirect policy.
+func TestHTTPSRefusesARedirectBeforeFollowingIt(t *testing.T) {
+	t.Parallel()
+	var plainHits atomic.Int32
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		plainHits.Add(1)
+		fmt.Fprint(w, "fn")
+	}))
+	t.Cleanup(plain.Close)
+	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/to-http":
+			http.Redirect(w, r, plain.URL+"/fn", http.StatusFound)
+		case "/to-https":
+			http.Redirect(w, r, "/fn", http.StatusFound)
+		default:
+			fmt.Fprint(w, "fn")
+		}
+	}))
+	t.Cleanup(secure.Close)
+	client := secure.Client()
+	ctx := context.Background()
+
+	rc, err := HTTPS(ctx, client, secure.URL+"/to-http", time.Minute)
+	if err == nil {
+		rc.Close()
+		t.Fatal("a redirect to http was followed to the end")
+	}
+	if !strings.Contains(err.Error(), "which is not https") || plainHits.Load() != 0 {
+		t.Errorf("error %v, %d requests to the http server; want a refusal before any", err, plainHits.Load())
+	}
+	if client.CheckRedirect != nil {
+		t.Error("the caller's client was changed")
+	}
+
+	rc, err = HTTPS(ctx, client, secure.URL+"/to-https", time.Minute)
+	if err != nil {
+		t.Fatalf("a redirect to https: %v", err)
+	}
+	body, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(body) != "fn" {
+		t.Errorf("body %q", body)
+	}
+
+	if _, err := HTTPS(ctx, client, plain.URL+"/fn", time.Minute); err == nil || plainHits.Load() != 0 {
+		t.Errorf("an http URL: %v, %d requests", err, plainHits.Load())
+	}
+
+	refuseAll := *client
+	refuseAll.CheckRedirect = func(*http.Request, []*http.Request) error { return errors.New("no redirects here") }
+	if _, err := HTTPS(ctx, &refuseAll, secure.URL+"/to-https", time.Minute); err == nil || !strings.Contains(err.Error(), "no redirects here") {
+		t.Errorf("the client's own redirect policy was not kept: %v", err)
 	}
 }

@@ -10,13 +10,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/pkg/krmfn"
 )
 
 func main() { os.Exit(krmfn.Main(probe)) }
 
-func probe(rl *fn.ResourceList) error {
+func probe(rl *krmfn.ResourceList) error {
 	status := map[string]string{}
 	if f, err := os.Open("/proc/self/status"); err == nil {
 		s := bufio.NewScanner(f)
@@ -32,7 +31,7 @@ func probe(rl *fn.ResourceList) error {
 	for _, i := range ifaces {
 		names = append(names, i.Name)
 	}
-	rl.Results = append(rl.Results, fn.Result{Severity: fn.SeverityInfo, Message: fmt.Sprintf("probe: uid=%d nonewprivs=%s capeff=%s interfaces=%s",
+	rl.Results = append(rl.Results, krmfn.Result{Severity: krmfn.SeverityInfo, Message: fmt.Sprintf("probe: uid=%d nonewprivs=%s capeff=%s interfaces=%s",
 		os.Getuid(), status["NoNewPrivs"], status["CapEff"], strings.Join(names, ","))})
 	return nil
 }

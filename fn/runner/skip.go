@@ -1,13 +1,15 @@
-// Package skip lets a pipeline skip a step that would change nothing. A function whose definition
+// Skipping a step that would change nothing. A function whose definition
 // says `idempotent: true` promises that running it again on its own output changes nothing. So,
 // for each (runtime digest, functionConfig digest), the output digest of its last successful run
 // is remembered in the cache; when a later run's input to that step has exactly that digest, the
 // step is skipped and its input passed on as its output.
 //
-// The hook is Wrap: where a pipeline step is built from a resolved function, wrap its Function
-// when the resolved version is idempotent, its runtime is pinned by digest, and skipping is not
-// turned off (--no-skip). Nothing else in the pipeline changes. docs/skip.md has the rules.
-package skip
+// The hook is skipStore.hook, called by Build where a pipeline step is built from a resolved
+// function: it wraps the step's Function when the resolved version is idempotent, its runtime is
+// pinned by digest, and skipping is not turned off (--no-skip). Nothing else in the pipeline
+// changes. docs/skip.md has the rules.
+
+package runner
 
 import (
 	"bytes"
@@ -33,24 +35,24 @@ import (
 // SkippedMessage is the info result a skipped step reports.
 const SkippedMessage = "skipped: the input is the output of an earlier run with this runtime and config, and the function is idempotent (--no-skip runs it)"
 
-// Store remembers output digests under a directory of the cache, one small file per step key.
-type Store struct {
+// skipStore remembers output digests under a directory of the cache, one small file per step key.
+type skipStore struct {
 	dir string
 }
 
-// Open returns the store under dir (created on first write); "" gives a store that remembers
+// openSkipStore returns the store under dir (created on first write); "" gives a store that remembers
 // nothing.
-func Open(dir string) *Store { return &Store{dir: dir} }
+func openSkipStore(dir string) *skipStore { return &skipStore{dir: dir} }
 
-// Key names a step: the digest of what runs and the digest of its functionConfig (canonical JSON,
-// so comments and field order do not matter). runtimeDigest must pin the runtime's bytes (an image
-// or artifact digest, an executable's or script's sha256); without one there is no key.
-func Key(runtimeDigest string, config *yaml.RNode) (string, error) {
-	if runtimeDigest == "" {
+// skipKey names a step: the digest of what runs and the digest of its functionConfig (canonical
+// JSON, so comments and field order do not matter). pin must be the digest of the runtime's bytes
+// (an image or artifact digest, an executable's or script's sha256); without one there is no key.
+func skipKey(pin string, config *yaml.RNode) (string, error) {
+	if pin == "" {
 		return "", errors.New("skip: the runtime has no digest")
 	}
 	h := sha256.New()
-	h.Write([]byte(runtimeDigest))
+	h.Write([]byte(pin))
 	h.Write([]byte{0})
 	if config != nil {
 		c, err := canonical(config.YNode(), false)
@@ -62,15 +64,15 @@ func Key(runtimeDigest string, config *yaml.RNode) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Digest is the digest of a list of resources as the next step would see them: each resource as
+// itemsDigest is the digest of a list of resources as the next step would see them: each resource as
 // canonical JSON (comments, field order and styles ignored), without the annotations a pipeline
 // adds to track resources (ids, indexes), keeping the file path; in any order.
-func Digest(items []*yaml.RNode) (string, error) {
+func itemsDigest(items []*yaml.RNode) (string, error) {
 	sums := make([]string, 0, len(items))
 	var b bytes.Buffer // one buffer for every item
 	for _, it := range items {
 		b.Reset()
-		if err := write(&b, it.YNode(), atResource, 0); err != nil {
+		if err := writeCanonical(&b, it.YNode(), atResource, 0); err != nil {
 			return "", err
 		}
 		s := sha256.Sum256(b.Bytes())
@@ -84,9 +86,9 @@ func Digest(items []*yaml.RNode) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// tracking are the annotations a pipeline sets to follow resources through a function; they say
-// nothing about the resource and may be renumbered between runs.
-var tracking = []string{
+// trackingAnnotations are the annotations a pipeline sets to follow resources through a function;
+// they say nothing about the resource and may be renumbered between runs.
+var trackingAnnotations = []string{
 	kioutil.IdAnnotation, kioutil.LegacyIdAnnotation, kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation,
 	kioutil.SeqIndentAnnotation,
 }
@@ -101,7 +103,7 @@ func canonical(n *yaml.Node, resource bool) ([]byte, error) {
 	if resource {
 		where = atResource
 	}
-	if err := write(&b, n, where, 0); err != nil {
+	if err := writeCanonical(&b, n, where, 0); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
@@ -115,11 +117,11 @@ const (
 	atAnnotations
 )
 
-// maxDepth bounds the walk: aliases can make a document refer to itself.
-const maxDepth = 1000
+// maxCanonicalDepth bounds the walk: aliases can make a document refer to itself.
+const maxCanonicalDepth = 1000
 
-func write(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
-	if depth > maxDepth {
+func writeCanonical(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
+	if depth > maxCanonicalDepth {
 		return errors.New("skip: the document nests too deep")
 	}
 	if n == nil {
@@ -129,12 +131,12 @@ func write(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if err := write(b, c, where, depth+1); err != nil {
+			if err := writeCanonical(b, c, where, depth+1); err != nil {
 				return err
 			}
 		}
 	case yaml.AliasNode:
-		return write(b, n.Alias, where, depth+1)
+		return writeCanonical(b, n.Alias, where, depth+1)
 	case yaml.ScalarNode:
 		// tag:len:value; written piece by piece: fmt cost half of the whole walk
 		b.WriteString(n.ShortTag())
@@ -146,7 +148,7 @@ func write(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
 	case yaml.SequenceNode:
 		b.WriteByte('[')
 		for _, c := range n.Content {
-			if err := write(b, c, elsewhere, depth+1); err != nil {
+			if err := writeCanonical(b, c, elsewhere, depth+1); err != nil {
 				return err
 			}
 		}
@@ -157,7 +159,7 @@ func write(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if where == atAnnotations {
-				if slices.Contains(tracking, k.Value) {
+				if slices.Contains(trackingAnnotations, k.Value) {
 					continue
 				}
 				if k.Value == kioutil.LegacyPathAnnotation {
@@ -179,7 +181,7 @@ func write(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
 			b.WriteByte(':')
 			b.WriteString(p.k.Value)
 			b.WriteByte('=')
-			if err := write(b, p.v, next, depth+1); err != nil {
+			if err := writeCanonical(b, p.v, next, depth+1); err != nil {
 				return err
 			}
 		}
@@ -188,10 +190,10 @@ func write(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
 	return nil
 }
 
-func (s *Store) path(key string) string { return filepath.Join(s.dir, key[:2], key) }
+func (s *skipStore) path(key string) string { return filepath.Join(s.dir, key[:2], key) }
 
-// Output returns the remembered output digest of key, "" when there is none.
-func (s *Store) Output(key string) string {
+// output returns the remembered output digest of key, "" when there is none.
+func (s *skipStore) output(key string) string {
 	if s.dir == "" {
 		return ""
 	}
@@ -202,9 +204,9 @@ func (s *Store) Output(key string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// Remember records the output digest of key. The file is replaced atomically: concurrent runs
+// remember records the output digest of key. The file is replaced atomically: concurrent runs
 // write the same value or one of two valid ones.
-func (s *Store) Remember(key, output string) error {
+func (s *skipStore) remember(key, output string) error {
 	if s.dir == "" {
 		return nil
 	}
@@ -229,55 +231,45 @@ func (s *Store) Remember(key, output string) error {
 	return err
 }
 
-// Wrap returns f, skipping when the input's digest is the remembered output of key, and
+// wrap returns f, skipping when the input's digest is the remembered output of key, and
 // remembering the output of every successful run without error results.
-func (s *Store) Wrap(f fn.Function, key string) fn.Function {
+func (s *skipStore) wrap(f fn.Function, key string) fn.Function {
 	return &skipping{f: f, key: key, store: s}
 }
 
 type skipping struct {
 	f     fn.Function
 	key   string
-	store *Store
+	store *skipStore
 }
 
 func (w *skipping) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
-	remembered := w.store.Output(w.key)
+	remembered := w.store.output(w.key)
 	if want := remembered; want != "" {
-		if got, err := Digest(in.Items); err == nil && got == want {
+		if got, err := itemsDigest(in.Items); err == nil && got == want {
 			return &fn.ResourceList{Items: in.Items, FunctionConfig: in.FunctionConfig,
 				Results: []fn.Result{{Message: SkippedMessage, Severity: fn.SeverityInfo}}}, nil
 		}
 	}
 	out, err := w.f.Run(ctx, in)
-	if err != nil || out == nil || hasError(out.Results) {
+	if err != nil || out == nil || hasErrorResult(out.Results) {
 		return out, err
 	}
-	if d, derr := Digest(out.Items); derr == nil && d != remembered {
+	if d, derr := itemsDigest(out.Items); derr == nil && d != remembered {
 		// remembering is an optimisation: a cache that cannot be written costs the next run time only
-		_ = w.store.Remember(w.key, d)
+		_ = w.store.remember(w.key, d)
 	}
 	return out, nil
 }
 
-func hasError(rs []fn.Result) bool {
+func hasErrorResult(rs []fn.Result) bool {
 	return slices.ContainsFunc(rs, fn.Result.IsError)
 }
 
-// Skipped reports whether a step's results say it was skipped.
-func Skipped(r fn.FunctionResults) bool {
-	for _, res := range r.Results {
-		if res.Message == SkippedMessage {
-			return true
-		}
-	}
-	return false
-}
-
-// RuntimeDigest is the digest that pins the runtime kind ("container", "exec" or "starlark") of
+// runtimeDigest is the digest that pins the runtime kind ("container", "exec" or "starlark") of
 // v: the image digest, this platform's executable sha256, the script's sha256 or artifact digest.
 // "" when that runtime is not pinned.
-func RuntimeDigest(v catalog.Version, kind, goos, goarch string) string {
+func runtimeDigest(v catalog.Version, kind, goos, goarch string) string {
 	rt := v.Runtime
 	switch kind {
 	case "container":
@@ -305,15 +297,15 @@ func RuntimeDigest(v catalog.Version, kind, goos, goarch string) string {
 	return ""
 }
 
-// Hook is the one call a pipeline makes where it builds a step from a function version: f
+// hook is the one call a pipeline makes where it builds a step from a function version: f
 // wrapped when v says idempotent: true and its runtime kind is pinned, else f itself.
-func (s *Store) Hook(f fn.Function, v catalog.Version, kind string, config *yaml.RNode) fn.Function {
+func (s *skipStore) hook(f fn.Function, v catalog.Version, kind string, config *yaml.RNode) fn.Function {
 	if v.Idempotent == nil || !*v.Idempotent {
 		return f
 	}
-	key, err := Key(RuntimeDigest(v, kind, runtime.GOOS, runtime.GOARCH), config)
+	key, err := skipKey(runtimeDigest(v, kind, runtime.GOOS, runtime.GOARCH), config)
 	if err != nil {
 		return f
 	}
-	return s.Wrap(f, key)
+	return s.wrap(f, key)
 }

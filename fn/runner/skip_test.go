@@ -1,8 +1,9 @@
-package skip_test
+package runner
 
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,7 +15,6 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/fntest"
 	"github.com/krm-catalog/krm-catalog/fn/runtime/starlark"
-	"github.com/krm-catalog/krm-catalog/fn/skip"
 )
 
 func parse(t testing.TB, s string) *yaml.RNode {
@@ -26,7 +26,12 @@ func parse(t testing.TB, s string) *yaml.RNode {
 	return n
 }
 
-func TestDigest(t *testing.T) {
+// skipped reports whether a step's results say it was skipped.
+func skipped(r fn.FunctionResults) bool {
+	return slices.ContainsFunc(r.Results, func(res fn.Result) bool { return res.Message == SkippedMessage })
+}
+
+func TestItemsDigest(t *testing.T) {
 	t.Parallel()
 	const base = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # comment\n  annotations:\n    config.kubernetes.io/path: a.yaml\ndata: {x: '1', y: '2'}\n"
 	tests := []struct {
@@ -41,12 +46,12 @@ func TestDigest(t *testing.T) {
 		{"another file", strings.Replace(base, "a.yaml", "b.yaml", 1), false},
 		{"a user's annotation", strings.Replace(base, "    config.kubernetes.io/path: a.yaml\n", "    config.kubernetes.io/path: a.yaml\n    example.com/x: y\n", 1), false},
 	}
-	d0, err := skip.Digest([]*yaml.RNode{parse(t, base)})
+	d0, err := itemsDigest([]*yaml.RNode{parse(t, base)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range tests {
-		d, err := skip.Digest([]*yaml.RNode{parse(t, tt.other)})
+		d, err := itemsDigest([]*yaml.RNode{parse(t, tt.other)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,8 +59,8 @@ func TestDigest(t *testing.T) {
 			t.Errorf("%s: same digest %v, want %v", tt.name, d == d0, tt.same)
 		}
 	}
-	two, _ := skip.Digest([]*yaml.RNode{parse(t, base), parse(t, tests[4].other)})
-	swapped, _ := skip.Digest([]*yaml.RNode{parse(t, tests[4].other), parse(t, base)})
+	two, _ := itemsDigest([]*yaml.RNode{parse(t, base), parse(t, tests[4].other)})
+	swapped, _ := itemsDigest([]*yaml.RNode{parse(t, tests[4].other), parse(t, base)})
 	if two != swapped {
 		t.Error("the digest of a list depends on its order")
 	}
@@ -98,14 +103,14 @@ func encode(t testing.TB, its []*yaml.RNode) string {
 func TestRerunsThroughThePipeline(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := skip.Open(t.TempDir())
+	store := openSkipStore(t.TempDir())
 	cfg := parse(t, "apiVersion: fn.example.com/v1\nkind: SetLabels\nlabels: {team: platform}\n")
-	key, err := skip.Key("sha256:abc", cfg)
+	key, err := skipKey("sha256:abc", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &counting{}
-	step := fn.Step{Name: "set-labels", Function: store.Wrap(f, key), Config: cfg}
+	step := fn.Step{Name: "set-labels", Function: store.wrap(f, key), Config: cfg}
 	const pkg = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # keep me\n  annotations: {config.kubernetes.io/path: a.yaml}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  annotations: {config.kubernetes.io/path: b.yaml}\n"
 
 	run := func(text string) (string, []fn.FunctionResults) {
@@ -116,25 +121,25 @@ func TestRerunsThroughThePipeline(t *testing.T) {
 		return encode(t, out), res
 	}
 	first, res := run(pkg)
-	if f.runs.Load() != 1 || skip.Skipped(res[0]) {
+	if f.runs.Load() != 1 || skipped(res[0]) {
 		t.Fatalf("first run: %d runs, results %+v", f.runs.Load(), res)
 	}
 	second, res := run(first)
-	if f.runs.Load() != 1 || !skip.Skipped(res[0]) || second != first {
-		t.Errorf("re-run on its own output: %d runs, skipped %v, output changed %v", f.runs.Load(), skip.Skipped(res[0]), second != first)
+	if f.runs.Load() != 1 || !skipped(res[0]) || second != first {
+		t.Errorf("re-run on its own output: %d runs, skipped %v, output changed %v", f.runs.Load(), skipped(res[0]), second != first)
 	}
 	// a changed input runs again
-	if _, res = run(strings.Replace(first, "name: b", "name: c", 1)); f.runs.Load() != 2 || skip.Skipped(res[0]) {
-		t.Errorf("changed input: %d runs, skipped %v", f.runs.Load(), skip.Skipped(res[0]))
+	if _, res = run(strings.Replace(first, "name: b", "name: c", 1)); f.runs.Load() != 2 || skipped(res[0]) {
+		t.Errorf("changed input: %d runs, skipped %v", f.runs.Load(), skipped(res[0]))
 	}
 	// another config is another key
-	other, _ := skip.Key("sha256:abc", parse(t, "apiVersion: fn.example.com/v1\nkind: SetLabels\nlabels: {team: other}\n"))
-	moved, _ := skip.Key("sha256:def", cfg)
-	same, _ := skip.Key("sha256:abc", parse(t, "kind: SetLabels # same\napiVersion: fn.example.com/v1\nlabels:\n  team: platform\n"))
+	other, _ := skipKey("sha256:abc", parse(t, "apiVersion: fn.example.com/v1\nkind: SetLabels\nlabels: {team: other}\n"))
+	moved, _ := skipKey("sha256:def", cfg)
+	same, _ := skipKey("sha256:abc", parse(t, "kind: SetLabels # same\napiVersion: fn.example.com/v1\nlabels:\n  team: platform\n"))
 	if other == key || moved == key || same != key {
 		t.Errorf("keys: other config %v, other runtime %v, same config rewritten %v", other == key, moved == key, same == key)
 	}
-	if _, err := skip.Key("", cfg); err == nil {
+	if _, err := skipKey("", cfg); err == nil {
 		t.Error("a runtime without a digest has a key")
 	}
 }
@@ -152,11 +157,11 @@ func BenchmarkRerunUnchanged1000(b *testing.B) {
 	}
 	cfg := parse(b, "apiVersion: fn.example.com/v1\nkind: SetAnnotations\nannotations: {owner: platform}\n")
 	star := &starlark.Function{Name: "set-annotations.star", Script: string(script)}
-	store := skip.Open(b.TempDir())
-	key, _ := skip.Key("sha256:script", cfg)
+	store := openSkipStore(b.TempDir())
+	key, _ := skipKey("sha256:script", cfg)
 	ctx := context.Background()
 	// prime: the package as the first run wrote it
-	out, _, err := fn.Run(ctx, []fn.Step{{Name: "s", Function: store.Wrap(star, key), Config: cfg}}, rl.Items)
+	out, _, err := fn.Run(ctx, []fn.Step{{Name: "s", Function: store.wrap(star, key), Config: cfg}}, rl.Items)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -170,19 +175,19 @@ func BenchmarkRerunUnchanged1000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, ok := f.(*starlark.Function); !ok && !skip.Skipped(res[0]) {
+		if _, ok := f.(*starlark.Function); !ok && !skipped(res[0]) {
 			b.Fatal("the unchanged re-run was not skipped")
 		}
 		return d
 	}
-	var base, skipped time.Duration
+	var base, skipping time.Duration
 	for i := 0; i < b.N; i++ {
 		base += timeRun(star)
-		skipped += timeRun(store.Wrap(star, key))
+		skipping += timeRun(store.wrap(star, key))
 	}
 	b.ReportMetric(float64(base.Microseconds())/1000/float64(b.N), "run-ms")
-	b.ReportMetric(float64(skipped.Microseconds())/1000/float64(b.N), "skip-ms")
-	b.ReportMetric(float64(base)/float64(skipped), "speedup")
+	b.ReportMetric(float64(skipping.Microseconds())/1000/float64(b.N), "skip-ms")
+	b.ReportMetric(float64(base)/float64(skipping), "speedup")
 }
 
 func TestRuntimeDigest(t *testing.T) {
@@ -199,22 +204,22 @@ func TestRuntimeDigest(t *testing.T) {
 		{"starlark", "linux", "sha256:cc"},
 		{"wasm", "linux", ""},
 	} {
-		if got := skip.RuntimeDigest(v, tc.kind, tc.goos, "amd64"); got != tc.want {
+		if got := runtimeDigest(v, tc.kind, tc.goos, "amd64"); got != tc.want {
 			t.Errorf("%s on %s: %q, want %q", tc.kind, tc.goos, got, tc.want)
 		}
 	}
 	f := &counting{}
-	store := skip.Open(t.TempDir())
-	if store.Hook(f, v, "container", nil) != fn.Function(f) {
+	store := openSkipStore(t.TempDir())
+	if store.hook(f, v, "container", nil) != fn.Function(f) {
 		t.Error("a version that does not say idempotent: true was wrapped")
 	}
 	yes := true
 	v.Idempotent = &yes
-	if store.Hook(f, v, "container", nil) == fn.Function(f) {
+	if store.hook(f, v, "container", nil) == fn.Function(f) {
 		t.Error("an idempotent, pinned version was not wrapped")
 	}
 	v.Runtime.Container.SHA256 = ""
-	if store.Hook(f, v, "container", nil) != fn.Function(f) {
+	if store.hook(f, v, "container", nil) != fn.Function(f) {
 		t.Error("an unpinned runtime was wrapped")
 	}
 }

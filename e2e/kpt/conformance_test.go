@@ -29,7 +29,7 @@ import (
 )
 
 // The conformance cases are kpt's own end-to-end cases for `kpt fn render` (kptdev/kpt,
-// e2e/testdata/fn-render), recreated under testdata/conformance/NAME:
+// e2e/testdata/fn-render), recreated under fn/kpt/testdata/conformance/NAME:
 //
 //   - pkg/: the package as the case has it (registry hosts renamed to example.com, which is all
 //     that differs);
@@ -42,10 +42,15 @@ import (
 // Each case renders a copy of pkg/ with `krm-catalog fn render` and compares every file with pkg/
 // patched by diff.patch, byte for byte; a Kptfile's status (kpt's renderStatus, which krm-catalog
 // does not write) is left out of the comparison. Images the cases name run as stand-ins
-// (testdata/standin): by default through a docker shim (the runner's container path, with the
+// (fn/kpt/testdata/standin): by default through a docker shim (the runner's container path, with the
 // function run as a process: a container per step costs seconds on a loaded machine), and with
 // KRM_CATALOG_KPT_DOCKER=1 in FROM scratch images tagged with the cases' names on the Docker engine.
 // Nothing is pulled either way.
+//
+// They drive the command line, so they live here, among the end-to-end tests; the cases stay
+// beside fn/kpt, whose Kptfile fuzz target takes its seeds from them.
+const kptTestdata = "../../fn/kpt/testdata"
+
 type caseSpec struct {
 	ExitCode  int      `yaml:"exitCode"`
 	AllowExec bool     `yaml:"allowExec"`
@@ -96,10 +101,10 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	standin.bin = filepath.Join(dir, "standin")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", standin.bin, "./testdata/standin")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", standin.bin, filepath.Join(kptTestdata, "standin"))
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		log.Printf("go build ./testdata/standin: %v\n%s", err, out)
+		log.Printf("go build %s: %v\n%s", filepath.Join(kptTestdata, "standin"), err, out)
 		return 1
 	}
 	standin.images = map[string]error{}
@@ -218,7 +223,7 @@ func images(t *testing.T, dir string) []string {
 }
 
 func TestKptConformance(t *testing.T) {
-	root := filepath.Join("testdata", "conformance")
+	root := filepath.Join(kptTestdata, "conformance")
 	var names []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

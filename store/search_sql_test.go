@@ -1,0 +1,93 @@
+package store
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/search")
+
+// TestSearchSQLGolden holds the text and the arguments of every shape of search statement to the
+// files in testdata/search: the page of each tier, the counts with and without text, with no filter,
+// one filter of each kind and several, and the probe of a filtered text search. A change to the SQL
+// shows in review as a change to these files; `go test ./store -run SearchSQLGolden -update`
+// rewrites them. No database is needed.
+func TestSearchSQLGolden(t *testing.T) {
+	t.Parallel()
+	filters := []struct {
+		name string
+		q    SearchQuery
+	}{
+		{"nofilter", SearchQuery{}},
+		{"tag", SearchQuery{Tags: []string{"networking"}}},
+		{"publisher", SearchQuery{Publisher: "acme"}},
+		{"runtime", SearchQuery{Runtime: "exec"}},
+		{"filters", SearchQuery{Tags: []string{"networking", "security"}, Publisher: "acme", Runtime: "exec"}},
+	}
+	type shape struct {
+		name string
+		sql  string
+		args []any
+	}
+	var shapes []shape
+	for _, f := range filters {
+		for _, text := range []string{"", "set names"} {
+			q := f.q
+			q.Text = text
+			t := searchText(text)
+			withText := "notext"
+			if text != "" {
+				withText = "text"
+			}
+			sql, args := countStatement(q, t, DefaultSearchProbe)
+			shapes = append(shapes, shape{fmt.Sprintf("count-%s-%s", withText, f.name), sql, args})
+			ranks := []int{0}
+			if text != "" {
+				ranks = []int{rankExact, rankName, rankDescription, rankOther}
+			}
+			for _, rank := range ranks {
+				sql, args := pageStatement(q, t, rank, 21, 40)
+				shapes = append(shapes, shape{fmt.Sprintf("page-%s-rank%d-%s", withText, rank, f.name), sql, args})
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range shapes {
+		if seen[s.name] {
+			t.Fatalf("two shapes named %s would share a golden file", s.name)
+		}
+		seen[s.name] = true
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			args, err := json.Marshal(s.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := s.sql + "\n-- args: " + string(args) + "\n"
+			path := filepath.Join("testdata", "search", s.name+".sql")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (go test ./store -run SearchSQLGolden -update writes it)", err)
+			}
+			if diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n")); diff != "" {
+				t.Errorf("%s (-golden +now; -update rewrites it):\n%s", path, diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,317 @@
+package store
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The statements of a search, built from small named pieces. The SQL text differs with the filters
+// present, so each shape gets a plan of its own (a generic plan for "$1 = ” OR search @@ ..." would
+// not use the GIN index). testdata/search holds the text and arguments of every shape.
+
+// searchSQL collects the arguments of one statement. Placeholders are numbered as first used, and
+// a named argument used twice is one placeholder.
+type searchSQL struct {
+	args  []any
+	slots map[string]string
+}
+
+func newSearchSQL() *searchSQL { return &searchSQL{slots: map[string]string{}} }
+
+func (b *searchSQL) arg(name string, v any) string {
+	if p, ok := b.slots[name]; ok {
+		return p
+	}
+	b.args = append(b.args, v)
+	p := "$" + strconv.Itoa(len(b.args))
+	b.slots[name] = p
+	return p
+}
+
+// and joins conditions.
+func and(conds []string) string { return strings.Join(conds, " AND ") }
+
+// current is the condition of a function that some current catalog still lists.
+const current = "cardinality(f.versions) > 0"
+
+// conds returns the conditions on functions f of a page: current, and the query's filters.
+func (b *searchSQL) conds(q SearchQuery, withText bool) []string {
+	return append([]string{current}, b.filters(q, "", withText)...)
+}
+
+// filters returns the conditions of the query's filters on functions f, leaving out the filter of
+// the facet skip. With text (withText), the runtime is tested row by row, out of reach of its
+// index: there are three runtimes, so each holds a large part of the functions, and the planner,
+// multiplying the runtime's share by the text's, took the two for rarer together than they are
+// and read every function of the runtime through the index, far more than the text index and the
+// first rows give.
+func (b *searchSQL) filters(q SearchQuery, skip string, withText bool) []string {
+	var c []string
+	if len(q.Tags) > 0 && skip != "tag" {
+		c = append(c, "f.tags @> "+b.arg("tags", q.Tags)+"::text[]")
+	}
+	if q.Publisher != "" && skip != "publisher" {
+		c = append(c, "f.publisher = "+b.arg("publisher", q.Publisher))
+	}
+	switch {
+	case q.Runtime == "" || skip == "runtime":
+	case withText:
+		c = append(c, b.arg("runtime", q.Runtime)+"::text = ANY(f.runtimes)")
+	default:
+		c = append(c, "f.runtimes @> ARRAY["+b.arg("runtime", q.Runtime)+"::text]")
+	}
+	return c
+}
+
+// filterCount is how many filters a query applies (each tag is one).
+func filterCount(q SearchQuery) int {
+	n := len(q.Tags)
+	if q.Publisher != "" {
+		n++
+	}
+	if q.Runtime != "" {
+		n++
+	}
+	return n
+}
+
+// match returns the condition a text search's results meet: the words, or a kind the text begins.
+func (b *searchSQL) match(t text) string {
+	return "(f.search @@ " + b.tsquery(t) + " OR " + b.kindPrefix(t) + ")"
+}
+
+// kindPrefix is the condition that the kind begins with the text, ignoring case, spaces and
+// punctuation ("setnames" finds SetNamespace): the index holds a kind's parts, not the whole kind
+// (nameWords). The text is letters and digits only, so it holds no LIKE wildcard.
+func (b *searchSQL) kindPrefix(t text) string {
+	return "lower(f.kind) LIKE " + b.arg("kindPrefix", t.exact+"%")
+}
+
+func (b *searchSQL) tsquery(t text) string {
+	return "to_tsquery('english', " + b.arg("q", t.tsquery) + ")"
+}
+
+// tierCondition is the condition of a text search's tier of the given rank: it matches there and
+// in no better tier. The name tier takes the kinds the text begins.
+func (b *searchSQL) tierCondition(t text, rank int) string {
+	if rank == rankExact {
+		return "lower(f.kind) = " + b.arg("exact", t.exact)
+	}
+	q := b.tsquery(t)
+	name := "(f.name_search @@ " + q + " OR " + b.kindPrefix(t) + ")"
+	switch rank {
+	case rankName:
+		return name + " AND lower(f.kind) <> " + b.arg("exact", t.exact)
+	case rankDescription:
+		return "f.text_search @@ " + q + " AND NOT " + name
+	default:
+		return "f.search @@ " + q + " AND NOT f.text_search @@ " + q + " AND NOT " + name
+	}
+}
+
+// summaryColumns are the columns of a FunctionSummary, in its order but for the rank.
+const summaryColumns = "f.fn_group, f.kind, f.publisher, f.description, f.tags, f.runtimes, f.versions, f.catalogs"
+
+// pageStatement selects up to n results of one tier (rank 0: a search without text), in the
+// order of group and kind, after skipping offset of them. A tier is read in index order and stops
+// at the page, or is found through its text index and sorted when it is small: the planner knows
+// which from each tier's own statistics.
+//
+// The exact tier is read whole through the kind's index, then sorted: a kind that several
+// publishers share is common enough in the statistics that the planner would otherwise read the
+// (fn_group, kind) index in order, expecting the page soon, and a kind nobody has (the text is a
+// word, not a kind) then cost a read of every function (1.3 s at 1,000,000).
+func pageStatement(q SearchQuery, t text, rank, n, offset int) (string, []any) {
+	b := newSearchSQL()
+	conds := b.conds(q, rank > 0)
+	if rank > 0 {
+		conds = append(conds, b.tierCondition(t, rank))
+	}
+	tier := "SELECT " + summaryColumns + ", " + strconv.Itoa(rank) + "::real AS rank\nFROM functions f WHERE " + and(conds)
+	page := "\nLIMIT " + b.arg("limit", n) + " OFFSET " + b.arg("offset", offset)
+	if rank == rankExact {
+		return "WITH exact AS MATERIALIZED (" + tier + ")\nSELECT * FROM exact ORDER BY fn_group, kind" + page, b.args
+	}
+	return tier + "\nORDER BY f.fn_group, f.kind" + page, b.args
+}
+
+// The parts of a count statement: the total, and the three facets.
+const (
+	countPublisher = iota
+	countTag
+	countRuntime
+	countTotal
+	countKeptTotal // an exact total, read from facet_totals
+)
+
+var facetNames = [...]string{countPublisher: "publisher", countTag: "tag", countRuntime: "runtime"}
+
+// countStatement counts the total and the facets. Each answer row is (part, value, count): a count
+// per value, and a row with a NULL value holding how many matches the part counted, which is more
+// than CountCap when it stopped there (for countKeptTotal: the exact total). Matches are read at
+// most CountCap+1 at a time, once per distinct set of conditions (the total applies every filter;
+// each facet every filter but its own). What a publish keeps is read instead where it is exact:
+// every function, or every function with one tag, publisher or runtime.
+//
+// A text search with filters reads its samples from one probe of the text's first probeRows
+// matches (Options.SearchProbe): the planner takes a word and a tag for independent, so where they
+// go together ("network" and the tag "networking") it read the two through both indexes at once (a
+// BitmapAnd of some 30,000 rows each) to find 501 rows that the first 2,000 rows of the table hold.
+func countStatement(q SearchQuery, t text, probeRows int) (string, []any) {
+	c := &counts{b: newSearchSQL(), q: q, withText: t.tsquery != "", filters: filterCount(q), samples: map[string]string{}}
+	c.base = []string{current}
+	if c.withText {
+		c.base = append(c.base, c.b.match(t))
+		if c.filters > 0 {
+			c.probeSize = probeRows
+			c.probe = c.with("probe", c.probeRows())
+		}
+	}
+	for part := countPublisher; part <= countTotal; part++ {
+		skip := ""
+		if part != countTotal {
+			skip = facetNames[part]
+		}
+		filterConds := c.b.filters(q, skip, c.withText)
+		if facet, value, ok := c.kept(part, filterConds); ok {
+			c.selects = append(c.selects, c.keptRows(part, facet, value))
+			continue
+		}
+		c.selects = append(c.selects, sampledRows(part, c.sample(filterConds))...)
+	}
+	return c.statement(), c.b.args
+}
+
+// counts is one count statement as it is built: its CTEs (the probe, the samples) and the selects
+// whose rows it unites.
+type counts struct {
+	b         *searchSQL
+	q         SearchQuery
+	withText  bool
+	filters   int
+	base      []string          // what every match meets: current, and the text
+	probe     string            // the probe's CTE, "" without one
+	probeSize int               // how many rows the probe reads
+	samples   map[string]string // a sample's conditions -> its CTE
+	ctes      []string
+	selects   []string
+}
+
+// sampleColumns are what the counts read of a match.
+const sampleColumns = "f.id, f.publisher, f.tags, f.runtimes"
+
+// with adds a materialized CTE and returns its name.
+func (c *counts) with(name, body string) string {
+	c.ctes = append(c.ctes, name+" AS MATERIALIZED ("+body+")")
+	return name
+}
+
+// sampleLimit is the limit of a sample: one match more than a count promises, to know it stopped.
+func (c *counts) sampleLimit() string { return " LIMIT " + c.b.arg("sample", CountCap+1) }
+
+// matches selects the matches that also meet filterConds, in the planner's own plan.
+func (c *counts) matches(filterConds []string) string {
+	return "SELECT " + sampleColumns + " FROM functions f WHERE " + and(append(slices.Clone(c.base), filterConds...))
+}
+
+// probeRows is the probe's body: the text's first probeSize matches, filters aside.
+func (c *counts) probeRows() string {
+	return c.matches(nil) + " LIMIT " + c.b.arg("probe", c.probeSize)
+}
+
+// sample returns the CTE holding up to CountCap+1 matches that meet filterConds, adding it unless
+// a part with the same conditions added it already.
+func (c *counts) sample(filterConds []string) string {
+	key := and(filterConds)
+	if name, ok := c.samples[key]; ok {
+		return name
+	}
+	name := "m" + strconv.Itoa(len(c.samples))
+	c.samples[key] = name
+	switch {
+	case c.probe == "":
+		return c.with(name, c.matches(filterConds)+c.sampleLimit())
+	case len(filterConds) == 0:
+		return c.with(name, "SELECT * FROM "+c.probe+c.sampleLimit())
+	default:
+		return c.with(name, c.probedSample(filterConds))
+	}
+}
+
+// probedSample is a sample of a filtered text search: the probe's rows that pass the filters, read
+// only as far as the sample needs; and when the probe stopped at its limit before the sample was
+// full, the rest of the matches through the planner's own plan.
+func (c *counts) probedSample(filterConds []string) string {
+	fromProbe := "SELECT * FROM " + c.probe + " f WHERE " + and(filterConds) + c.sampleLimit()
+	probeFull := "(SELECT count(*) FROM " + c.probe + ") = " + c.b.arg("probe", c.probeSize)
+	rest := c.matches(filterConds) + " AND " + probeFull + " AND f.id NOT IN (SELECT id FROM " + c.probe + ")"
+	return "(" + fromProbe + ")\n  UNION ALL (" + rest + ")" + c.sampleLimit()
+}
+
+// kept says whether a part is read from what a publish keeps (facet_totals) and, if so, which
+// facet, and which value of it for a total: without text, a part that applies no filter, or the
+// total of one filter.
+func (c *counts) kept(part int, filterConds []string) (facet, value string, ok bool) {
+	switch {
+	case c.withText:
+		return "", "", false
+	case len(filterConds) == 0 && part != countTotal:
+		return facetNames[part], "", true
+	case len(filterConds) == 0:
+		return "publisher", "", true
+	case part == countTotal && c.filters == 1:
+		facet, value := keptFilter(c.q)
+		return facet, value, true
+	}
+	return "", "", false
+}
+
+// keptRows selects a part's rows from facet_totals: a facet's counts, or the total as one row.
+func (c *counts) keptRows(part int, facet, value string) string {
+	cond := "facet = '" + facet + "' AND count > 0"
+	if value != "" {
+		cond += " AND value = " + c.b.arg("kept", value)
+	}
+	if part == countTotal {
+		return "SELECT " + strconv.Itoa(countKeptTotal) + ", NULL, coalesce(sum(count), 0)::int FROM facet_totals WHERE " + cond
+	}
+	return "SELECT " + strconv.Itoa(part) + ", value, count FROM facet_totals WHERE " + cond
+}
+
+// sampledRows selects a part's rows from its sample: how many it holds, and a facet's count per
+// value.
+func sampledRows(part int, sample string) []string {
+	p := strconv.Itoa(part)
+	rows := []string{"SELECT " + p + ", NULL, count(*)::int FROM " + sample}
+	switch part {
+	case countPublisher:
+		rows = append(rows, "SELECT "+p+", publisher, count(*)::int FROM "+sample+" GROUP BY 2")
+	case countTag:
+		rows = append(rows, "SELECT "+p+", v, count(*)::int FROM "+sample+", unnest(tags) AS v GROUP BY 2")
+	case countRuntime:
+		rows = append(rows, "SELECT "+p+", v, count(*)::int FROM "+sample+", unnest(runtimes) AS v GROUP BY 2")
+	}
+	return rows
+}
+
+// statement is the whole: the CTEs, then the union of the selects.
+func (c *counts) statement() string {
+	sql := strings.Join(c.selects, "\nUNION ALL ")
+	if len(c.ctes) > 0 {
+		sql = "WITH " + strings.Join(c.ctes, ",\n") + "\n" + sql
+	}
+	return sql
+}
+
+// keptFilter names the facet value of a search's only filter.
+func keptFilter(q SearchQuery) (facet, value string) {
+	switch {
+	case len(q.Tags) == 1:
+		return "tag", q.Tags[0]
+	case q.Publisher != "":
+		return "publisher", q.Publisher
+	default:
+		return "runtime", q.Runtime
+	}
+}

@@ -1,0 +1,5 @@
+WITH exact AS MATERIALIZED (SELECT f.fn_group, f.kind, f.publisher, f.description, f.tags, f.runtimes, f.versions, f.catalogs, 4::real AS rank
+FROM functions f WHERE cardinality(f.versions) > 0 AND $1::text = ANY(f.runtimes) AND lower(f.kind) = $2)
+SELECT * FROM exact ORDER BY fn_group, kind
+LIMIT $3 OFFSET $4
+-- args: ["exec","setnames",21,40]
