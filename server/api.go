@@ -204,9 +204,11 @@ func (s *Server) searchFunctions(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return &badRequest{message: "runtime must be container, exec or starlark"}
 	}
-	res, err := s.store.SearchFunctions(r.Context(), store.SearchQuery{
-		Text: q.Get("q"), Tags: q["tag"], Publisher: q.Get("publisher"), Runtime: runtime, Limit: limit, PageToken: q.Get("page_token"),
-	})
+	sq := store.SearchQuery{Text: q.Get("q"), Tags: q["tag"], Publisher: q.Get("publisher"), Runtime: runtime, Limit: limit, PageToken: q.Get("page_token")}
+	if err := sq.Check(); err != nil {
+		return err
+	}
+	res, err := s.store.SearchFunctions(r.Context(), sq)
 	if err != nil {
 		return err
 	}

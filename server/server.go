@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime"
 	"runtime/debug"
 	"time"
@@ -139,7 +140,7 @@ func New(cfg Config) (*Server, error) {
 	}
 
 	r := chi.NewRouter()
-	r.Use(s.ids.Middleware, s.observe, s.recoverPanics, httpx.HeadAsGet, s.deadline)
+	r.Use(s.ids.Middleware, s.observe, s.recoverPanics, httpx.HeadAsGet, s.deadline, s.checkQuery)
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.handle(s.readyz))
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
@@ -179,6 +180,21 @@ func New(cfg Config) (*Server, error) {
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+// checkQuery refuses a query string that net/url cannot read whole: past its limit on parameters
+// it drops them all, and a bad escape drops one, so a filtered search would silently answer
+// unfiltered. Every route, the website's too, reads its query through url.Values.
+func (s *Server) checkQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			s.handle(func(http.ResponseWriter, *http.Request) error {
+				return &badRequest{message: "the query string cannot be read: " + err.Error()}
+			})(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // healthz is liveness: the process is up and serves HTTP. It does not ask the database, so that
 // an orchestrator does not restart replicas for a database outage they cannot fix.
