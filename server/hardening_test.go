@@ -2,13 +2,18 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -72,5 +77,75 @@ func TestSearchTextBounded(t *testing.T) {
 		case tc.want != "" && (rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), tc.want)):
 			t.Errorf("q of %d bytes: %d %s, want 400 saying %q", len(tc.q), rec.Code, rec.Body, tc.want)
 		}
+	}
+}
+
+// signalingBody closes read when its first Read is called.
+type signalingBody struct {
+	io.ReadCloser
+	once sync.Once
+	read chan struct{}
+}
+
+func (b *signalingBody) Read(p []byte) (int, error) {
+	b.once.Do(func() { close(b.read) })
+	return b.ReadCloser.Read(p)
+}
+
+// TestSlowBodyHoldsNoSlot: a body that trickles in holds no validate slot while it is read, and is
+// cut off at the body deadline.
+func TestSlowBodyHoldsNoSlot(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, func(c *Config) {
+		c.Limiters = NewLimiters(Limits{Validate: httpx.Limit{Concurrent: 1}})
+		c.Deadlines.Body = 300 * time.Millisecond
+	})
+	reading := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Slow") != "" {
+			r.Body = &signalingBody{ReadCloser: r.Body, read: reading}
+		}
+		ts.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { _ = pw.Close() })
+	slow, err := http.NewRequest(http.MethodPost, hs.URL+"/api/v1/validate", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow.ContentLength = 100_000
+	slow.Header.Set("X-Slow", "1")
+	slowStatus := make(chan int, 1)
+	go func() {
+		res, err := hs.Client().Do(slow)
+		if err != nil {
+			slowStatus <- 0
+			return
+		}
+		_ = res.Body.Close()
+		slowStatus <- res.StatusCode
+	}()
+	if _, err := pw.Write([]byte("k")); err != nil {
+		t.Fatal(err)
+	}
+	<-reading // the server reads the slow body now, and will get no more of it
+
+	res, err := hs.Client().Post(hs.URL+"/api/v1/validate", "application/yaml", strings.NewReader("kind: KRMFunctionCatalog\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("a validate beside a slow body: %d, want 200 (the slow body must not hold the only slot)", res.StatusCode)
+	}
+	select {
+	case st := <-slowStatus:
+		if st != http.StatusRequestTimeout {
+			t.Errorf("the slow body: status %d, want 408", st)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the slow body was not cut off at the body deadline")
 	}
 }

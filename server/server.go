@@ -64,8 +64,9 @@ type Config struct {
 	Signatures *Signatures
 	// Mount adds routes of other packages (the website) to the router.
 	Mount func(r chi.Router)
-	// Limits bound validation, search and publishes; the zero value means DefaultLimits.
-	Limits *Limits
+	// Limiters bound validation, search, publishes and failed authentications (the website
+	// shares them); nil means NewLimiters(DefaultLimits).
+	Limiters *Limiters
 	// Deadlines bound requests by class; zero fields take DefaultDeadlines'.
 	Deadlines Deadlines
 }
@@ -90,9 +91,9 @@ type Server struct {
 	registryPrefix string
 	signatures     *Signatures
 
-	deadlines                                Deadlines
-	validateLimit, searchLimit, publishLimit *limiter
-	failures                                 *coalescer
+	deadlines Deadlines
+	limits    *Limiters
+	failures  *coalescer
 }
 
 //go:embed openapi.yaml
@@ -113,13 +114,12 @@ func New(cfg Config) (*Server, error) {
 		s.maxBody = DefaultMaxBodyBytes
 	}
 	s.failures = newCoalescer(s.logger, 10*time.Second)
-	limits := DefaultLimits(runtime.GOMAXPROCS(0))
-	if cfg.Limits != nil {
-		limits = *cfg.Limits
+	s.limits = cfg.Limiters
+	if s.limits == nil {
+		s.limits = NewLimiters(DefaultLimits(runtime.GOMAXPROCS(0)))
 	}
-	s.validateLimit, s.searchLimit, s.publishLimit = newLimiter("validate", limits.Validate), newLimiter("search", limits.Search), newLimiter("publish", limits.Publish)
 	s.deadlines = DefaultDeadlines()
-	for _, d := range []struct{ set, def *time.Duration }{{&cfg.Deadlines.Read, &s.deadlines.Read}, {&cfg.Deadlines.Validate, &s.deadlines.Validate}, {&cfg.Deadlines.Write, &s.deadlines.Write}} {
+	for _, d := range []struct{ set, def *time.Duration }{{&cfg.Deadlines.Read, &s.deadlines.Read}, {&cfg.Deadlines.Validate, &s.deadlines.Validate}, {&cfg.Deadlines.Write, &s.deadlines.Write}, {&cfg.Deadlines.Body, &s.deadlines.Body}} {
 		if *d.set > 0 {
 			*d.def = *d.set
 		}
@@ -151,12 +151,12 @@ func New(cfg Config) (*Server, error) {
 
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Get("/openapi.yaml", s.openAPI)
-		r.With(s.authenticate).Put("/catalogs/{name}/versions/{version}", s.handle(s.limitPublisher(s.publishLimit, s.publishCatalog)))
-		r.With(s.authenticate).Put("/definitions/{group}/{kind}", s.handle(s.limitPublisher(s.publishLimit, s.publishDefinition)))
+		r.With(s.authenticate).Put("/catalogs/{name}/versions/{version}", s.handle(s.limitPublisher(s.limits.Publish, s.publishCatalog)))
+		r.With(s.authenticate).Put("/definitions/{group}/{kind}", s.handle(s.limitPublisher(s.limits.Publish, s.publishDefinition)))
 		r.Get("/catalogs", s.handle(s.listCatalogs))
 		r.Get("/catalogs/{name}", s.handle(s.getCatalog))
 		r.Get("/catalogs/{name}/versions", s.handle(s.listCatalogVersions))
-		r.Get("/functions", s.handle(s.limit(s.searchLimit, s.searchFunctions)))
+		r.Get("/functions", s.handle(s.limit(s.limits.Search, s.searchFunctions)))
 		r.Get("/functions/{group}/{kind}", s.handle(s.getFunction))
 		r.Get("/functions/{group}/{kind}/versions/{version}", s.handle(s.getFunctionVersion))
 		r.Get("/resolve", s.handle(s.resolve))
@@ -166,7 +166,7 @@ func New(cfg Config) (*Server, error) {
 		r.With(s.authenticate).Post("/publishers/{name}/keys/challenges", s.handle(s.issueChallenge))
 		r.Get("/publishers/{name}/groups", s.handle(s.publisherGroups))
 		r.Get("/groups/{group}", s.handle(s.groupOwner))
-		r.Post("/validate", s.handle(s.limit(s.validateLimit, s.validate)))
+		r.Post("/validate", s.handle(s.limit(s.limits.Validate, s.validate)))
 		r.NotFound(s.handle(func(http.ResponseWriter, *http.Request) error {
 			return store.Errorf(store.ErrNotFound, "no such API endpoint")
 		}))
