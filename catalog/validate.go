@@ -96,6 +96,10 @@ func (v *Validator) ValidateDocument(d *Document, opts Options) Findings {
 		c.out[i].File, c.out[i].Document = d.File, d.Index
 		c.out[i].Line, c.out[i].Column = d.Position(c.out[i].Pointer)
 	}
+	if kind == schemas.Catalog || kind == schemas.Definition {
+		// the documents that are published, and read by other YAML readers
+		c.out = append(c.out, d.Portable()...)
+	}
 	return c.out
 }
 

@@ -149,3 +149,26 @@ func TestSlowBodyHoldsNoSlot(t *testing.T) {
 		t.Fatal("the slow body was not cut off at the body deadline")
 	}
 }
+
+// TestPublishRefusesMergeKeys: a catalog that YAML readers read differently is refused with where.
+func TestPublishRefusesMergeKeys(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil)
+	cat := strings.Replace(string(readExample(t, "catalog.yaml")), "\n    - group: fn.example.com\n", "\n    - <<: {group: fn.other.org}\n      group: fn.example.com\n", 1)
+	if !strings.Contains(cat, "<<:") {
+		t.Fatal("the example catalog changed shape; the test no longer adds its merge key")
+	}
+	for _, path := range []string{"/api/v1/catalogs/example-functions/versions/9.0.0", "/api/v1/validate"} {
+		method := http.MethodPut
+		if strings.HasSuffix(path, "validate") {
+			method = http.MethodPost
+		}
+		rec := ts.do(t, call{method: method, path: path, token: "secret", body: []byte(cat)})
+		if !strings.Contains(rec.Body.String(), "merge key <<") || !strings.Contains(rec.Body.String(), `"line":`) {
+			t.Errorf("%s %s: %d %s, want the merge key refused with its line", method, path, rec.Code, rec.Body)
+		}
+		if method == http.MethodPut && rec.Code != http.StatusUnprocessableEntity {
+			t.Errorf("publish: %d, want 422", rec.Code)
+		}
+	}
+}
