@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
+	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -17,7 +19,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 			return store.Errorf(store.ErrUnauthorized, "no bearer token")
 		}
+		// an address that failed too often is refused before its token is looked up, so that
+		// guessing tokens costs the database nothing past the budget
+		client := httpx.ClientIP(r)
+		if wait, spent := s.limits.AuthFailures.Exhausted(client); spent {
+			return s.limits.AuthFailures.Refusal(client, wait)
+		}
 		publisher, err := s.store.Authenticate(r.Context(), strings.TrimSpace(token))
+		if errors.Is(err, store.ErrUnauthorized) {
+			s.limits.AuthFailures.Charge(client)
+		}
 		if err != nil {
 			return err
 		}

@@ -29,6 +29,7 @@ type fakeStore struct {
 	fns        []store.FunctionDetail
 	searched   store.SearchQuery
 	pushes     int
+	authChecks int // tokens looked up
 
 	fail  error
 	stall bool
@@ -74,6 +75,7 @@ func (f *fakeStore) Authenticate(ctx context.Context, token string) (string, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.authChecks++
 	p, ok := f.tokens[token]
 	if !ok {
 		return "", store.Errorf(store.ErrUnauthorized, "unknown token")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/krm-catalog/krm-catalog/internal/httpx"
@@ -170,5 +171,35 @@ func TestPublishRefusesMergeKeys(t *testing.T) {
 		if method == http.MethodPut && rec.Code != http.StatusUnprocessableEntity {
 			t.Errorf("publish: %d, want 422", rec.Code)
 		}
+	}
+}
+
+// TestAuthFailuresLimited: past its budget of failed authentications, an address is refused
+// before its token reaches the store; the right token from another address still works.
+func TestAuthFailuresLimited(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, func(c *Config) {
+		c.Limiters = NewLimiters(Limits{AuthFailures: httpx.Limit{Rate: 0.001, Burst: 3}})
+	})
+	var codes []int
+	for range 6 {
+		codes = append(codes, ts.do(t, call{method: http.MethodPut, path: "/api/v1/publishers/example.com/keys", token: "guess"}).Code)
+	}
+	if diff := cmp.Diff([]int{401, 401, 401, 429, 429, 429}, codes); diff != "" {
+		t.Errorf("statuses of wrong tokens (-want +got):\n%s", diff)
+	}
+	ts.store.mu.Lock()
+	checks := ts.store.authChecks
+	ts.store.mu.Unlock()
+	if checks != 3 {
+		t.Errorf("%d tokens looked up, want 3: refusals past the budget must not reach the store", checks)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/publishers/example.com/keys/challenges", nil)
+	req.RemoteAddr = "198.51.100.7:1"
+	req.Header.Set("Authorization", "Bearer secret")
+	rec := httptest.NewRecorder()
+	ts.ServeHTTP(rec, req)
+	if rec.Code == http.StatusTooManyRequests || rec.Code == http.StatusUnauthorized {
+		t.Errorf("another address with the right token: %d %s", rec.Code, rec.Body)
 	}
 }
