@@ -87,6 +87,9 @@ func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name s
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
+	// pages that point back at the service write the scheme X-Forwarded-Proto names (baseURL), so
+	// a shared cache must not serve one scheme's page for the other's
+	h.Add("Vary", "X-Forwarded-Proto")
 	if status != http.StatusOK {
 		h.Set("Cache-Control", "no-store")
 		w.WriteHeader(status)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/krm-catalog/krm-catalog/apiclient"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 	"github.com/krm-catalog/krm-catalog/store"
 )
@@ -183,6 +182,7 @@ func describeConflict(c store.GroupConflict) string {
 func newPublisherAddKeyCmd() *cobra.Command {
 	var (
 		serverURL, token, publisher, key string
+		allowHTTP                        bool
 		format                           *outputFormat
 	)
 	cmd := &cobra.Command{
@@ -208,7 +208,7 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 			if err != nil {
 				return usageErr(fmt.Errorf("%w (the password comes from %s; a public key cannot prove anything)", err, sign.PasswordEnv))
 			}
-			client, err := apiclient.New(serverURL, token, nil)
+			client, err := tokenClient(serverURL, token, allowHTTP)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -229,6 +229,7 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 	}
 	cmd.Flags().StringVar(&serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
 	cmd.Flags().StringVar(&token, "token", "", "API token of the publisher (default $KRM_CATALOG_TOKEN)")
+	allowHTTPFlag(cmd, &allowHTTP)
 	cmd.Flags().StringVar(&publisher, "publisher", "", "the publisher to register the key for (required)")
 	_ = cmd.MarkFlagRequired("publisher")
 	cmd.Flags().StringVar(&key, "key", "", "cosign private key file, as sign reads it (required)")
