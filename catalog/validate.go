@@ -150,6 +150,14 @@ func (c *checker) catalog(cat *Catalog) {
 
 // function checks one function's metadata, wherever it stands (catalog entry or definition spec).
 func (c *checker) function(f Function) {
+	if why := checkText(f.Description, false); why != "" {
+		c.add(SeverityError, f.Pointer+"/description", "the description %s", why)
+	}
+	for i, t := range f.Tags {
+		if why := checkText(t, true); why != "" {
+			c.add(SeverityError, fmt.Sprintf("%s/tags/%d", f.Pointer, i), "tag %q %s", t, why)
+		}
+	}
 	if f.Home != "" {
 		if why := checkHTTPURL(f.Home); why != "" {
 			c.add(SeverityError, f.Pointer+"/home", "home %s", why)
