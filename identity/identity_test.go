@@ -199,3 +199,20 @@ func TestAnswerRefusesForeignChallenges(t *testing.T) {
 		}
 	}
 }
+
+func TestCatalogDomain(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{
+		"example-functions":   "",
+		"example.com":         "example.com",
+		"example.com-tools":   "example.com",
+		"fn.example.com-v2":   "fn.example.com",
+		"a.b-c.d-e":           "a.b-c.d",
+		"my-team.example.dev": "my-team.example.dev",
+	} {
+		got, ok := identity.CatalogDomain(name)
+		if got != want || ok != (want != "") {
+			t.Errorf("CatalogDomain(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -201,5 +202,26 @@ func TestAuthFailuresLimited(t *testing.T) {
 	ts.ServeHTTP(rec, req)
 	if rec.Code == http.StatusTooManyRequests || rec.Code == http.StatusUnauthorized {
 		t.Errorf("another address with the right token: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestRefusalsAudited: refused changes reach the audit log with who asked and the status; a
+// refusal for too many requests does not.
+func TestRefusalsAudited(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil)
+	cat := readExample(t, "catalog.yaml")
+	ts.do(t, call{method: http.MethodPut, path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "wrong", body: cat})
+	ts.do(t, call{method: http.MethodPut, path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "other", body: cat})
+	ts.do(t, call{method: http.MethodPut, path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: cat})
+	ts.store.mu.Lock()
+	got := slices.Clone(ts.store.refusals)
+	ts.store.mu.Unlock()
+	want := []string{
+		"catalog.publish  /api/v1/catalogs/example-functions/versions/1.0.0 401",
+		"catalog.publish other.example.com /api/v1/catalogs/example-functions/versions/1.0.0 403",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("refusals recorded (-want +got):\n%s", diff)
 	}
 }

@@ -26,7 +26,8 @@ import (
 // Add a method here when a handler needs one; the interfaces it embeds belong to their concerns.
 type Store interface {
 	Ping(ctx context.Context) error
-	Authenticate(ctx context.Context, token string) (string, error)
+	Authenticate(ctx context.Context, token string) (store.Principal, error)
+	AuditRefusal(ctx context.Context, publisher, action, subject string, status int, reason string) error
 	PublishCatalog(ctx context.Context, p store.PublishCatalogParams) (store.CatalogVersion, bool, error)
 	PublishDefinition(ctx context.Context, p store.PublishDefinitionParams) (store.DefinitionRevision, bool, error)
 	ListCatalogs(ctx context.Context) ([]store.CatalogSummary, error)

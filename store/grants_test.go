@@ -157,3 +157,34 @@ func TestTokenNamesAreDNSNames(t *testing.T) {
 		t.Errorf("a refused name became a publisher: %v", err)
 	}
 }
+
+// TestCatalogNamesClaimDomains: a catalog name with a dot claims a domain, which the publisher must
+// own as it would a function group; a name without one claims nothing.
+func TestCatalogNamesClaimDomains(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	for _, p := range []string{"example.com", "other.org"} {
+		mustToken(t, s, p)
+	}
+	tests := []struct {
+		publisher, catalog, group string
+		wantErr                   string
+	}{
+		{"example.com", "example.com", "example.com", ""},
+		{"example.com", "example.com-tools", "example.com", ""},
+		{"example.com", "fn.example.com-v2", "example.com", ""},
+		{"other.org", "example.com-x", "fn.other.org", `catalog name "example.com-x" claims the domain example.com`},
+		{"other.org", "team.example.com", "fn.other.org", `belongs to publisher "example.com"`},
+		{"other.org", "nobody.dev-catalog", "fn.other.org", `group "nobody.dev" has no owner`},
+		{"other.org", "shared-functions", "fn.other.org", ""},
+	}
+	for _, tc := range tests {
+		err := publishIn(t, s, tc.publisher, tc.catalog, tc.group, 1)
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%s publishing catalog %s: %v", tc.publisher, tc.catalog, err)
+		case tc.wantErr != "" && (!errors.Is(err, store.ErrForbidden) || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%s publishing catalog %s: %v, want ErrForbidden with %q", tc.publisher, tc.catalog, err, tc.wantErr)
+		}
+	}
+}
