@@ -86,7 +86,7 @@ func groupOwners(ctx context.Context, q querier, groups []string) (map[string]Gr
 	return out, nil
 }
 
-// authorizeGroups is the one ownership check of every publish: publisher may register functions in
+// authorizeGroups is the one ownership check of every publish: publisher may register new kinds in
 // a group only if it owns the group, by name or by grant. Otherwise ErrForbidden, naming the owner.
 func authorizeGroups(ctx context.Context, q querier, publisher string, groups []string) error {
 	owners, err := groupOwners(ctx, q, groups)
@@ -141,7 +141,8 @@ ORDER BY g.fn_group`
 	sqlGroupConflicts = `SELECT fn_group, coalesce(name_owner, ''), functions, detected_at FROM group_conflicts ORDER BY fn_group`
 )
 
-// GrantGroup lets publisher publish in group and the groups under it (an admin's act). Granting the
+// GrantGroup lets publisher add new kinds to group and the groups under it (an admin's act). The
+// kinds others registered there stay theirs, and they keep publishing them. Granting the
 // same again returns created false; a group granted to another publisher is ErrConflict (revoke
 // it first). A grant resolves the group's migration conflict, if any.
 func (s *Store) GrantGroup(ctx context.Context, group, publisher, reason string) (Grant, bool, error) {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,8 +50,9 @@ func TestGroupOwnership(t *testing.T) {
 			wantErr: `group "shared.example.com" belongs to publisher "other.org" (by grant)`},
 		{name: "and what is under it", publisher: "example.com", catalog: "k", group: "x.shared.example.com",
 			wantErr: `belongs to publisher "other.org" (by a grant of shared.example.com)`},
-		{name: "revoked", publisher: "other.org", catalog: "l", group: "fn.nobody.dev", revoke: "fn.nobody.dev",
-			wantErr: `group "fn.nobody.dev" has no owner`},
+		{name: "revoked", publisher: "other.org", catalog: "l", group: "new.fn.nobody.dev", revoke: "fn.nobody.dev",
+			wantErr: `group "new.fn.nobody.dev" has no owner`},
+		{name: "but what it registered stays its own", publisher: "other.org", catalog: "m", group: "fn.nobody.dev"},
 	}
 	for _, st := range steps {
 		if st.grant != "" {
@@ -63,7 +65,7 @@ func TestGroupOwnership(t *testing.T) {
 				t.Fatalf("%s: revoke: %v", st.name, err)
 			}
 		}
-		// a new kind, never registered: only the group decides
+		// the generator's first kind: new to the group unless the publisher registered it there
 		err := publishIn(t, s, st.publisher, st.catalog, st.group, 1)
 		switch {
 		case st.wantErr == "" && err != nil:
@@ -185,6 +187,49 @@ func TestCatalogNamesClaimDomains(t *testing.T) {
 			t.Errorf("%s publishing catalog %s: %v", tc.publisher, tc.catalog, err)
 		case tc.wantErr != "" && (!errors.Is(err, store.ErrForbidden) || !strings.Contains(err.Error(), tc.wantErr)):
 			t.Errorf("%s publishing catalog %s: %v, want ErrForbidden with %q", tc.publisher, tc.catalog, err, tc.wantErr)
+		}
+	}
+}
+
+// TestGrantKeepsRegisteredKinds: a group's owner decides who adds new kinds; a kind stays its
+// registrant's. After a grant of its group to another, the first publisher still publishes the
+// kinds it registered, and adds none; after the grant is revoked, the grantee keeps its kinds and
+// adds none.
+func TestGrantKeepsRegisteredKinds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	for _, p := range []string{"example.com", "other.org"} {
+		mustToken(t, s, p)
+	}
+	catalogOf := func(name, publisher string, n int) error {
+		_, _, err := publish(t, s, publisher, name, "1.0."+fmt.Sprint(n), testcatalog.Catalog(testcatalog.Options{Name: name, Functions: n, Publisher: publisher, Group: "shared.example.com"}))
+		return err
+	}
+	steps := []struct {
+		name          string
+		grant, revoke bool // shared.example.com to other.org before the step
+		catalog, pub  string
+		functions     int // the generator's first n kinds
+		wantErr       string
+	}{
+		{name: "the name's owner registers two kinds", catalog: "mine", pub: "example.com", functions: 2},
+		{name: "after a grant to another, it still publishes them", grant: true, catalog: "mine", pub: "example.com", functions: 2},
+		{name: "but adds no new kind", catalog: "mine", pub: "example.com", functions: 3, wantErr: `belongs to publisher "other.org" (by grant)`},
+		{name: "the grantee cannot take its kinds", catalog: "theirs", pub: "other.org", functions: 1, wantErr: "functions registered by another publisher"},
+	}
+	for _, st := range steps {
+		if st.grant {
+			if _, _, err := s.GrantGroup(ctx, "shared.example.com", "other.org", "test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := catalogOf(st.catalog, st.pub, st.functions)
+		switch {
+		case st.wantErr == "" && err != nil:
+			t.Errorf("%s: %v", st.name, err)
+		case st.wantErr != "" && (!errors.Is(err, store.ErrForbidden) || !strings.Contains(err.Error(), st.wantErr)):
+			t.Errorf("%s: %v, want ErrForbidden with %q", st.name, err, st.wantErr)
 		}
 	}
 }
