@@ -233,3 +233,48 @@ func TestGrantKeepsRegisteredKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestRetireFunction: after a revocation the former grantee's kinds resolve until an admin retires
+// them; retired, a kind is not found, not counted, and only the group's owner registers it again.
+func TestRetireFunction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	for _, p := range []string{"example.com", "other.org"} {
+		mustToken(t, s, p)
+	}
+	if _, _, err := s.GrantGroup(ctx, "fn.nobody.dev", "other.org", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := publishIn(t, s, "other.org", "lent", "fn.nobody.dev", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeGroup(ctx, "fn.nobody.dev", "other.org"); err != nil {
+		t.Fatal(err)
+	}
+	kind := testcatalog.Kind(0)
+	if _, err := s.GetFunction(ctx, "fn.nobody.dev", kind); err != nil {
+		t.Fatalf("a revoked grantee's kind no longer found before it is retired: %v", err)
+	}
+	pub, err := s.RetireFunction(ctx, "fn.nobody.dev", kind, "grant revoked")
+	if err != nil || pub != "other.org" {
+		t.Fatalf("RetireFunction = %q, %v", pub, err)
+	}
+	if _, err := s.GetFunction(ctx, "fn.nobody.dev", kind); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a retired function is still found: %v", err)
+	}
+	res, err := s.SearchFunctions(ctx, store.SearchQuery{Publisher: "other.org"})
+	if err != nil || res.Total != 1 || len(res.Facets.Publisher) != 1 || res.Facets.Publisher[0].Count != 1 {
+		t.Errorf("search after retiring one of two: total %d, facets %+v, %v; want 1", res.Total, res.Facets.Publisher, err)
+	}
+	if _, err := s.RetireFunction(ctx, "fn.nobody.dev", kind, "again"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("retiring it again: %v, want ErrNotFound", err)
+	}
+	// the former grantee cannot register it again: the group is nobody's now
+	if err := publishIn(t, s, "other.org", "relent", "fn.nobody.dev", 1); !errors.Is(err, store.ErrForbidden) {
+		t.Errorf("the former grantee publishing the retired kind: %v, want ErrForbidden", err)
+	}
+	if diff := cmp.Diff([]string{"function.retire other.org function fn.nobody.dev/" + kind}, auditLog(t, s, "function.")); diff != "" {
+		t.Errorf("audit log (-want +got):\n%s", diff)
+	}
+}
