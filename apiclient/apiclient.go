@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -46,17 +47,46 @@ func NewHTTPClient() *http.Client {
 	return &http.Client{Transport: t, Timeout: DefaultTimeout}
 }
 
+// Option changes how New builds a client.
+type Option func(*options)
+
+type options struct{ cleartextToken bool }
+
+// AllowCleartextToken lets a client send its token over plain HTTP to a host other than this
+// machine, where anyone on the path can read it. Without it New refuses such a client.
+func AllowCleartextToken() Option { return func(o *options) { o.cleartextToken = true } }
+
+// ErrCleartextToken is New's refusal to send a token unencrypted to another machine.
+var ErrCleartextToken = errors.New("refusing to send the token in clear text")
+
 // New returns a client of the service at baseURL, authenticating with token when it is not empty.
-// A nil httpClient means NewHTTPClient().
-func New(baseURL, token string, httpClient *http.Client) (*Client, error) {
+// A nil httpClient means NewHTTPClient(). A token goes over plain http:// only to this machine
+// (localhost, a loopback address), unless AllowCleartextToken says otherwise.
+func New(baseURL, token string, httpClient *http.Client, opts ...Option) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("server URL %q must be http(s)://host[:port]", baseURL)
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if token != "" && u.Scheme == "http" && !isLoopback(u.Hostname()) && !o.cleartextToken {
+		return nil, fmt.Errorf("%w to %s: use https://, or allow plain HTTP explicitly", ErrCleartextToken, u.Redacted())
 	}
 	if httpClient == nil {
 		httpClient = NewHTTPClient()
 	}
 	return &Client{base: u, token: token, http: httpClient, wait: waitContext}, nil
+}
+
+// isLoopback reports whether host names this machine: localhost or a loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Error is an error response of the API.

@@ -114,3 +114,33 @@ func TestStalledServer(t *testing.T) {
 		t.Fatal("the publish hung on a stalled server")
 	}
 }
+
+// TestCleartextToken: a token goes over plain HTTP only to this machine, unless allowed.
+func TestCleartextToken(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		url, token string
+		allow      bool
+		refused    bool
+	}{
+		{"http://127.0.0.1:8080", "t", false, false},
+		{"http://[::1]:8080", "t", false, false},
+		{"http://localhost:8080", "t", false, false},
+		{"https://catalog.example.com", "t", false, false},
+		{"http://catalog.example.com", "", false, false},
+		{"http://catalog.example.com", "t", false, true},
+		{"http://192.0.2.1:8080", "t", false, true},
+		{"http://127.0.0.1.example.com", "t", false, true},
+		{"http://catalog.example.com", "t", true, false},
+	}
+	for _, tc := range tests {
+		var opts []Option
+		if tc.allow {
+			opts = append(opts, AllowCleartextToken())
+		}
+		_, err := New(tc.url, tc.token, nil, opts...)
+		if got := errors.Is(err, ErrCleartextToken); got != tc.refused {
+			t.Errorf("New(%s, token %q, allow %v): %v, want refused %v", tc.url, tc.token, tc.allow, err, tc.refused)
+		}
+	}
+}

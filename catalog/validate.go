@@ -96,6 +96,10 @@ func (v *Validator) ValidateDocument(d *Document, opts Options) Findings {
 		c.out[i].File, c.out[i].Document = d.File, d.Index
 		c.out[i].Line, c.out[i].Column = d.Position(c.out[i].Pointer)
 	}
+	if kind == schemas.Catalog || kind == schemas.Definition {
+		// the documents that are published, and read by other YAML readers
+		c.out = append(c.out, d.Portable()...)
+	}
 	return c.out
 }
 
@@ -146,6 +150,14 @@ func (c *checker) catalog(cat *Catalog) {
 
 // function checks one function's metadata, wherever it stands (catalog entry or definition spec).
 func (c *checker) function(f Function) {
+	if why := checkText(f.Description, false); why != "" {
+		c.add(SeverityError, f.Pointer+"/description", "the description %s", why)
+	}
+	for i, t := range f.Tags {
+		if why := checkText(t, true); why != "" {
+			c.add(SeverityError, fmt.Sprintf("%s/tags/%d", f.Pointer, i), "tag %q %s", t, why)
+		}
+	}
 	if f.Home != "" {
 		if why := checkHTTPURL(f.Home); why != "" {
 			c.add(SeverityError, f.Pointer+"/home", "home %s", why)

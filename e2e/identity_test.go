@@ -139,6 +139,17 @@ func TestPublisherCommands(t *testing.T) {
 	if code, _, stderr := runCLI(t, append([]string{"publisher", "revoke", "--publisher", "example.com", "fn.shared.io"}, db...)...); code != 1 || !strings.Contains(stderr, "no grant") {
 		t.Errorf("revoking twice: exit %d, %s", code, stderr)
 	}
+	// the kind added under the grant resolves until an admin retires it
+	fnPath := s.url + "/api/v1/functions/fn.shared.io/" + catalogtest.Kind(0)
+	if r := do(t, http.MethodGet, fnPath, "", nil); r.status != http.StatusOK {
+		t.Errorf("the revoked grantee's kind before retiring: %d", r.status)
+	}
+	if code, stdout, stderr := runCLI(t, append([]string{"publisher", "retire", "--reason", "grant revoked", "fn.shared.io", catalogtest.Kind(0)}, db...)...); code != 0 || !strings.Contains(stdout, "retired function fn.shared.io/"+catalogtest.Kind(0)+" of example.com") {
+		t.Errorf("publisher retire: exit %d, %s%s", code, stdout, stderr)
+	}
+	if r := do(t, http.MethodGet, fnPath, "", nil); r.status != http.StatusNotFound {
+		t.Errorf("the retired kind: %d, want 404", r.status)
+	}
 
 	keys := signtest.KeyPair(t, "cosign.pub")
 	dir := t.TempDir()
@@ -169,7 +180,7 @@ func TestPublisherCommands(t *testing.T) {
 	for _, e := range entries {
 		actions = append(actions, e.Action)
 	}
-	if want := "key.add group.revoke catalog.publish group.grant token.create"; strings.Join(actions, " ") != want {
+	if want := "key.add function.retire group.revoke catalog.publish group.grant token.create"; strings.Join(actions, " ") != want {
 		t.Errorf("audit log: %v, want %s", actions, want)
 	}
 }

@@ -90,6 +90,15 @@ func TestCoversAndAncestors(t *testing.T) {
 	}
 }
 
+func pemOf(t *testing.T, k sign.PublicKey) string {
+	t.Helper()
+	p, err := k.PEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func newSigner(t *testing.T) *sign.Signer {
 	t.Helper()
 	priv, _, err := sign.GenerateKeyPair([]byte("pw"))
@@ -129,6 +138,9 @@ func TestChallengeProof(t *testing.T) {
 	if err != nil || key.ID() != holder.Public().ID() {
 		t.Fatalf("Verify of a good proof = %v, %v", key, err)
 	}
+	if got := pemOf(t, key); got != proof.PublicKey {
+		t.Errorf("the canonical PEM of the proven key differs from cosign's:\n%s\n%s", got, proof.PublicKey)
+	}
 
 	// the stranger signs with its own key but posts the holder's public key: the key it cannot sign with
 	stolen, err := identity.Answer(c, "example.com", stranger)
@@ -156,6 +168,9 @@ func TestChallengeProof(t *testing.T) {
 		{"not base64", c, identity.Proof{PublicKey: proof.PublicKey, Signature: "%%%"}, false},
 		{"not a key", c, identity.Proof{PublicKey: "hello", Signature: proof.Signature}, false},
 		{"a signature of other bytes", c, identity.Proof{PublicKey: proof.PublicKey, Signature: base64.StdEncoding.EncodeToString([]byte("x"))}, true},
+		{"trailing text after the key", c, identity.Proof{PublicKey: proof.PublicKey + "and some more\n", Nonce: c.Nonce, Signature: proof.Signature}, false},
+		{"a second, unproven key", c, identity.Proof{PublicKey: proof.PublicKey + pemOf(t, stranger.Public()), Nonce: c.Nonce, Signature: proof.Signature}, false},
+		{"text before the key", c, identity.Proof{PublicKey: "junk\n" + proof.PublicKey, Nonce: c.Nonce, Signature: proof.Signature}, false},
 	} {
 		_, err := tc.c.Verify(tc.proof)
 		if err == nil || errors.Is(err, identity.ErrBadProof) != tc.bad {
@@ -181,6 +196,23 @@ func TestAnswerRefusesForeignChallenges(t *testing.T) {
 		tc.edit(&c)
 		if _, err := identity.Answer(c, "example.com", signer); err == nil {
 			t.Errorf("%s: signed", tc.name)
+		}
+	}
+}
+
+func TestCatalogDomain(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{
+		"example-functions":   "",
+		"example.com":         "example.com",
+		"example.com-tools":   "example.com",
+		"fn.example.com-v2":   "fn.example.com",
+		"a.b-c.d-e":           "a.b-c.d",
+		"my-team.example.dev": "my-team.example.dev",
+	} {
+		got, ok := identity.CatalogDomain(name)
+		if got != want || ok != (want != "") {
+			t.Errorf("CatalogDomain(%q) = %q, %v; want %q", name, got, ok, want)
 		}
 	}
 }

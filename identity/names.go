@@ -85,3 +85,22 @@ func Ancestors(group string) []string {
 		group = rest
 	}
 }
+
+// CatalogDomain is the domain a catalog name claims, and whether it claims one. A catalog name is
+// a DNS subdomain; one with a dot in it reads as a domain's, so it claims that domain: the name up
+// to its last dot and the letters and digits after it, where a '-' ends the claim.
+// "example.com" and "example.com-tools" claim example.com, "fn.example.com-v2" fn.example.com;
+// "example-functions" claims none. A publisher may use a name only under a domain it may publish
+// functions in (its name, or a grant): the same rule as function groups, so a name cannot pass one
+// publisher's catalog off as another's.
+func CatalogDomain(name string) (string, bool) {
+	dot := strings.LastIndexByte(name, '.')
+	if dot < 0 {
+		return "", false
+	}
+	end := len(name)
+	if dash := strings.IndexByte(name[dot:], '-'); dash >= 0 {
+		end = dot + dash
+	}
+	return name[:end], true
+}

@@ -79,9 +79,9 @@ var ErrBadProof = errors.New("the signature does not verify with the posted key"
 // ErrBadProof (with the key, to name it). It does not check the nonce or the expiry: the store
 // does, when it consumes the challenge.
 func (c Challenge) Verify(p Proof) (sign.PublicKey, error) {
-	key, err := sign.ParsePublicKey("posted key", []byte(p.PublicKey))
+	key, err := sign.ParseOnePublicKey("posted key", []byte(p.PublicKey))
 	if err != nil {
-		return sign.PublicKey{}, fmt.Errorf("publicKey must be a PEM public key, as in cosign.pub: %w", err)
+		return sign.PublicKey{}, fmt.Errorf("publicKey must be exactly one PEM public key, as in cosign.pub: %w", err)
 	}
 	sig, err := base64.StdEncoding.DecodeString(p.Signature)
 	if err != nil || len(sig) == 0 {

@@ -81,4 +81,3 @@ func (r Reference) target() string {
 	}
 	return r.Tag
 }
-

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,19 +15,6 @@ import (
 
 // versionPattern bounds catalog version names: they appear in URLs and OCI tags.
 var versionPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
-// readBody reads a request body up to the limit; above it, the error maps to 413.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, err
-		}
-		return nil, &badRequest{message: "reading the request body failed: " + err.Error()}
-	}
-	return body, nil
-}
 
 // decodeOne validates a posted document and returns it, or a 422 with every finding.
 func (s *Server) decodeOne(name string, body []byte, kinds ...string) (*catalog.Document, catalog.Findings, error) {
@@ -204,9 +189,11 @@ func (s *Server) searchFunctions(w http.ResponseWriter, r *http.Request) error {
 	default:
 		return &badRequest{message: "runtime must be container, exec or starlark"}
 	}
-	res, err := s.store.SearchFunctions(r.Context(), store.SearchQuery{
-		Text: q.Get("q"), Tags: q["tag"], Publisher: q.Get("publisher"), Runtime: runtime, Limit: limit, PageToken: q.Get("page_token"),
-	})
+	sq := store.SearchQuery{Text: q.Get("q"), Tags: q["tag"], Publisher: q.Get("publisher"), Runtime: runtime, Limit: limit, PageToken: q.Get("page_token")}
+	if err := sq.Check(); err != nil {
+		return err
+	}
+	res, err := s.store.SearchFunctions(r.Context(), sq)
 	if err != nil {
 		return err
 	}

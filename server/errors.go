@@ -12,6 +12,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -64,10 +65,15 @@ func statusOf(err error) (int, string, []errorDetail) {
 		tooLarge *http.MaxBytesError
 		upstream *upstreamError
 	)
-	var tooMany *tooManyRequests
+	var (
+		tooMany *httpx.TooManyRequests
+		slow    *bodyTimeout
+	)
 	switch {
 	case errors.As(err, &tooMany):
-		return http.StatusTooManyRequests, tooMany.message, nil
+		return http.StatusTooManyRequests, tooMany.Message, nil
+	case errors.As(err, &slow):
+		return http.StatusRequestTimeout, slow.Error(), nil
 	case errors.As(err, &upstream):
 		return http.StatusBadGateway, upstream.message, nil
 	case errors.As(err, &invalid):
@@ -102,12 +108,12 @@ const retryAfterUnavailable = 2 * time.Second
 
 // retryAfter is the Retry-After of an error response, or 0 for none.
 func retryAfter(status int, err error) time.Duration {
-	var tooMany *tooManyRequests
+	var tooMany *httpx.TooManyRequests
 	switch {
 	case status == http.StatusServiceUnavailable:
 		return retryAfterUnavailable
 	case errors.As(err, &tooMany):
-		return tooMany.retryAfter
+		return tooMany.RetryAfter
 	}
 	return 0
 }
@@ -127,7 +133,7 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 		if status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="krm-catalog"`)
 		}
-		if status == http.StatusTooManyRequests && r.ContentLength != 0 {
+		if (status == http.StatusTooManyRequests || status == http.StatusRequestTimeout) && r.ContentLength != 0 {
 			// do not read a refused body to keep the connection: a flood of large posts would
 			// cost as much to refuse as to serve
 			w.Header().Set("Connection", "close")

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -29,6 +30,8 @@ type fakeStore struct {
 	fns        []store.FunctionDetail
 	searched   store.SearchQuery
 	pushes     int
+	authChecks int      // tokens looked up
+	refusals   []string // AuditRefusal calls: action publisher subject status
 
 	fail  error
 	stall bool
@@ -68,17 +71,25 @@ func (f *fakeStore) set(fail error, stall bool) {
 
 func (f *fakeStore) Ping(ctx context.Context) error { return f.enter(ctx) }
 
-func (f *fakeStore) Authenticate(ctx context.Context, token string) (string, error) {
+func (f *fakeStore) Authenticate(ctx context.Context, token string) (store.Principal, error) {
 	if err := f.enter(ctx); err != nil {
-		return "", err
+		return store.Principal{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.authChecks++
 	p, ok := f.tokens[token]
 	if !ok {
-		return "", store.Errorf(store.ErrUnauthorized, "unknown token")
+		return store.Principal{}, store.Errorf(store.ErrUnauthorized, "unknown token")
 	}
-	return p, nil
+	return store.Principal{Publisher: p, TokenID: int64(len(token))}, nil
+}
+
+func (f *fakeStore) AuditRefusal(ctx context.Context, publisher, action, subject string, status int, reason string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refusals = append(f.refusals, fmt.Sprintf("%s %s %s %d", action, publisher, subject, status))
+	return nil
 }
 
 func (f *fakeStore) PublishCatalog(ctx context.Context, p store.PublishCatalogParams) (store.CatalogVersion, bool, error) {

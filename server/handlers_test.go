@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/internal/testenv"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
@@ -361,7 +362,7 @@ func TestLimits(t *testing.T) {
 	t.Run("rate per client", func(t *testing.T) {
 		t.Parallel()
 		ts := newTestServer(t, func(c *Config) {
-			c.Limits = &Limits{Validate: Limit{Rate: 1, Burst: 2}, Search: Limit{Rate: 1, Burst: 1}, Publish: Limit{Rate: 1, Burst: 1}}
+			c.Limiters = NewLimiters(Limits{Validate: httpx.Limit{Rate: 1, Burst: 2}, Search: httpx.Limit{Rate: 1, Burst: 1}, Publish: httpx.Limit{Rate: 1, Burst: 1}})
 		})
 		body := []byte("kind: KRMFunctionCatalog\n")
 		var codes []int
@@ -383,80 +384,6 @@ func TestLimits(t *testing.T) {
 		}
 		if rec := ts.do(t, call{method: "PUT", path: "/api/v1/definitions/fn.example.com/SetLabels", token: "other", body: readExample(t, "definition.yaml")}); rec.Code == 429 {
 			t.Error("another publisher was limited by the first one's publishes")
-		}
-	})
-	t.Run("concurrency", func(t *testing.T) {
-		t.Parallel()
-		l := newLimiter("validate", Limit{Concurrent: 2})
-		ctx := context.Background()
-		r1, err1 := l.admit(ctx, "a")
-		_, err2 := l.admit(ctx, "b")
-		_, err3 := l.admit(ctx, "c")
-		if err1 != nil || err2 != nil || err3 == nil {
-			t.Fatalf("admits: %v %v %v; want the third refused", err1, err2, err3)
-		}
-		r1()
-		if _, err := l.admit(ctx, "c"); err != nil {
-			t.Errorf("a released slot was not reused: %v", err)
-		}
-		if st, _, _ := statusOf(err3); st != http.StatusTooManyRequests {
-			t.Errorf("status %d, want 429", st)
-		}
-	})
-	t.Run("a full limiter waits for a slot up to MaxWait", func(t *testing.T) {
-		t.Parallel()
-		l := newLimiter("validate", Limit{Concurrent: 1, MaxWait: time.Minute})
-		ctx := context.Background()
-		release, err := l.admit(ctx, "a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := make(chan error, 1)
-		go func() {
-			r, err := l.admit(ctx, "b")
-			if err == nil {
-				r()
-			}
-			got <- err
-		}()
-		release()
-		if err := <-got; err != nil {
-			t.Errorf("a waiting request was refused after a slot freed: %v", err)
-		}
-		canceled, cancel := context.WithCancel(ctx)
-		hold, _ := l.admit(ctx, "a")
-		cancel()
-		if _, err := l.admit(canceled, "b"); !errors.Is(err, context.Canceled) {
-			t.Errorf("a waiting request whose client left: %v", err)
-		}
-		hold()
-	})
-	t.Run("buckets refill, lend within MaxWait, and forget", func(t *testing.T) {
-		t.Parallel()
-		b := newBuckets(2, 2)
-		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		if w, ok := b.reserve("a", now, 0); !ok || w != 0 {
-			t.Fatal("the first of a burst of 2 was refused")
-		}
-		if w, ok := b.reserve("a", now, 0); !ok || w != 0 {
-			t.Fatal("the second of a burst of 2 was refused")
-		}
-		if wait, ok := b.reserve("a", now, 0); ok || wait != 500*time.Millisecond {
-			t.Errorf("an empty bucket: wait %s ok %v, want a refusal saying 500ms at 2/s", wait, ok)
-		}
-		if wait, ok := b.reserve("a", now, time.Second); !ok || wait != 500*time.Millisecond {
-			t.Errorf("within MaxWait: wait %s ok %v, want 500ms granted", wait, ok)
-		}
-		if wait, ok := b.reserve("a", now, time.Second); !ok || wait != time.Second {
-			t.Errorf("the next one waits behind it: wait %s ok %v, want 1s", wait, ok)
-		}
-		if _, ok := b.reserve("a", now.Add(2*time.Second), 0); !ok {
-			t.Error("the bucket did not refill")
-		}
-		b.reserve("b", now, 0)
-		b.reserve("c", now.Add(5*time.Minute), 0) // sweeps the full buckets
-		if len(b.m) != 1 {
-			t.Errorf("%d buckets kept after a sweep, want 1", len(b.m))
 		}
 	})
 }

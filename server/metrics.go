@@ -38,9 +38,20 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 
 // observe records one request. Routes are labelled by pattern, not path, so the label set stays bounded.
 func (m *httpMetrics) observe(r *http.Request, status int, took time.Duration) {
-	route := routeOf(r)
-	m.requests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route, r.Method).Observe(took.Seconds())
+	route, method := routeOf(r), methodOf(r)
+	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route, method).Observe(took.Seconds())
+}
+
+// methodOf is the request's method as a bounded label: a client may send any token as a method,
+// and a series per token would grow the process and every scrape without bound.
+func methodOf(r *http.Request) string {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return r.Method
+	}
+	return "other"
 }
 
 // routeOf is the route pattern a request matched, a bounded label.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime"
 	"runtime/debug"
 	"time"
@@ -25,7 +26,8 @@ import (
 // Add a method here when a handler needs one; the interfaces it embeds belong to their concerns.
 type Store interface {
 	Ping(ctx context.Context) error
-	Authenticate(ctx context.Context, token string) (string, error)
+	Authenticate(ctx context.Context, token string) (store.Principal, error)
+	AuditRefusal(ctx context.Context, publisher, action, subject string, status int, reason string) error
 	PublishCatalog(ctx context.Context, p store.PublishCatalogParams) (store.CatalogVersion, bool, error)
 	PublishDefinition(ctx context.Context, p store.PublishDefinitionParams) (store.DefinitionRevision, bool, error)
 	ListCatalogs(ctx context.Context) ([]store.CatalogSummary, error)
@@ -63,8 +65,9 @@ type Config struct {
 	Signatures *Signatures
 	// Mount adds routes of other packages (the website) to the router.
 	Mount func(r chi.Router)
-	// Limits bound validation, search and publishes; the zero value means DefaultLimits.
-	Limits *Limits
+	// Limiters bound validation, search, publishes and failed authentications (the website
+	// shares them); nil means NewLimiters(DefaultLimits).
+	Limiters *Limiters
 	// Deadlines bound requests by class; zero fields take DefaultDeadlines'.
 	Deadlines Deadlines
 }
@@ -89,9 +92,9 @@ type Server struct {
 	registryPrefix string
 	signatures     *Signatures
 
-	deadlines                                Deadlines
-	validateLimit, searchLimit, publishLimit *limiter
-	failures                                 *coalescer
+	deadlines Deadlines
+	limits    *Limiters
+	failures  *coalescer
 }
 
 //go:embed openapi.yaml
@@ -112,13 +115,12 @@ func New(cfg Config) (*Server, error) {
 		s.maxBody = DefaultMaxBodyBytes
 	}
 	s.failures = newCoalescer(s.logger, 10*time.Second)
-	limits := DefaultLimits(runtime.GOMAXPROCS(0))
-	if cfg.Limits != nil {
-		limits = *cfg.Limits
+	s.limits = cfg.Limiters
+	if s.limits == nil {
+		s.limits = NewLimiters(DefaultLimits(runtime.GOMAXPROCS(0)))
 	}
-	s.validateLimit, s.searchLimit, s.publishLimit = newLimiter("validate", limits.Validate), newLimiter("search", limits.Search), newLimiter("publish", limits.Publish)
 	s.deadlines = DefaultDeadlines()
-	for _, d := range []struct{ set, def *time.Duration }{{&cfg.Deadlines.Read, &s.deadlines.Read}, {&cfg.Deadlines.Validate, &s.deadlines.Validate}, {&cfg.Deadlines.Write, &s.deadlines.Write}} {
+	for _, d := range []struct{ set, def *time.Duration }{{&cfg.Deadlines.Read, &s.deadlines.Read}, {&cfg.Deadlines.Validate, &s.deadlines.Validate}, {&cfg.Deadlines.Write, &s.deadlines.Write}, {&cfg.Deadlines.Body, &s.deadlines.Body}} {
 		if *d.set > 0 {
 			*d.def = *d.set
 		}
@@ -139,7 +141,7 @@ func New(cfg Config) (*Server, error) {
 	}
 
 	r := chi.NewRouter()
-	r.Use(s.ids.Middleware, s.observe, s.recoverPanics, httpx.HeadAsGet, s.deadline)
+	r.Use(s.ids.Middleware, s.observe, s.recoverPanics, httpx.HeadAsGet, s.deadline, s.checkQuery)
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.handle(s.readyz))
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
@@ -150,22 +152,23 @@ func New(cfg Config) (*Server, error) {
 
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Get("/openapi.yaml", s.openAPI)
-		r.With(s.authenticate).Put("/catalogs/{name}/versions/{version}", s.handle(s.limitPublisher(s.publishLimit, s.publishCatalog)))
-		r.With(s.authenticate).Put("/definitions/{group}/{kind}", s.handle(s.limitPublisher(s.publishLimit, s.publishDefinition)))
+		r.With(s.authenticate).Put("/catalogs/{name}/versions/{version}", s.handle(s.limitPublisher(s.limits.Publish, s.publishCatalog)))
+		r.With(s.authenticate).Put("/definitions/{group}/{kind}", s.handle(s.limitPublisher(s.limits.Publish, s.publishDefinition)))
 		r.Get("/catalogs", s.handle(s.listCatalogs))
 		r.Get("/catalogs/{name}", s.handle(s.getCatalog))
 		r.Get("/catalogs/{name}/versions", s.handle(s.listCatalogVersions))
-		r.Get("/functions", s.handle(s.limit(s.searchLimit, s.searchFunctions)))
+		r.Get("/functions", s.handle(s.limit(s.limits.Search, s.searchFunctions)))
 		r.Get("/functions/{group}/{kind}", s.handle(s.getFunction))
 		r.Get("/functions/{group}/{kind}/versions/{version}", s.handle(s.getFunctionVersion))
 		r.Get("/resolve", s.handle(s.resolve))
-		r.With(s.authenticate).Put("/publishers/{name}/keys", s.handle(s.addKey))
+		// key changes share the publish budget: each writes the database and the audit log
+		r.With(s.authenticate).Put("/publishers/{name}/keys", s.handle(s.limitPublisher(s.limits.Publish, s.addKey)))
 		r.Get("/publishers/{name}/keys", s.handle(s.listKeys))
-		r.With(s.authenticate).Delete("/publishers/{name}/keys/{fingerprint}", s.handle(s.deleteKey))
-		r.With(s.authenticate).Post("/publishers/{name}/keys/challenges", s.handle(s.issueChallenge))
+		r.With(s.authenticate).Delete("/publishers/{name}/keys/{fingerprint}", s.handle(s.limitPublisher(s.limits.Publish, s.deleteKey)))
+		r.With(s.authenticate).Post("/publishers/{name}/keys/challenges", s.handle(s.limitPublisher(s.limits.Publish, s.issueChallenge)))
 		r.Get("/publishers/{name}/groups", s.handle(s.publisherGroups))
 		r.Get("/groups/{group}", s.handle(s.groupOwner))
-		r.Post("/validate", s.handle(s.limit(s.validateLimit, s.validate)))
+		r.Post("/validate", s.handle(s.limit(s.limits.Validate, s.validate)))
 		r.NotFound(s.handle(func(http.ResponseWriter, *http.Request) error {
 			return store.Errorf(store.ErrNotFound, "no such API endpoint")
 		}))
@@ -179,6 +182,21 @@ func New(cfg Config) (*Server, error) {
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+// checkQuery refuses a query string that net/url cannot read whole: past its limit on parameters
+// it drops them all, and a bad escape drops one, so a filtered search would silently answer
+// unfiltered. Every route, the website's too, reads its query through url.Values.
+func (s *Server) checkQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			s.handle(func(http.ResponseWriter, *http.Request) error {
+				return &badRequest{message: "the query string cannot be read: " + err.Error()}
+			})(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // healthz is liveness: the process is up and serves HTTP. It does not ask the database, so that
 // an orchestrator does not restart replicas for a database outage they cannot fix.

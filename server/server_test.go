@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 	"github.com/krm-catalog/krm-catalog/store"
@@ -33,6 +34,8 @@ func TestStatusOf(t *testing.T) {
 		{&badRequest{message: "bad"}, http.StatusBadRequest},
 		{&http.MaxBytesError{Limit: 4 << 20}, http.StatusRequestEntityTooLarge},
 		{&upstreamError{message: "push failed", err: errors.New("down")}, http.StatusBadGateway},
+		{&httpx.TooManyRequests{Message: "slow down"}, http.StatusTooManyRequests},
+		{&bodyTimeout{after: time.Second}, http.StatusRequestTimeout},
 		{errors.New("database exploded"), http.StatusInternalServerError},
 	}
 	for _, tc := range tests {

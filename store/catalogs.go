@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/identity"
 
 	"golang.org/x/mod/semver"
 )
@@ -136,6 +137,11 @@ func (s *Store) publishCatalog(ctx context.Context, p PublishCatalogParams, push
 		pubID, err := publisherID(ctx, tx, p.Publisher)
 		if err != nil {
 			return err
+		}
+		if domain, ok := identity.CatalogDomain(p.Name); ok {
+			if err := authorizeGroups(ctx, tx, p.Publisher, []string{domain}); err != nil {
+				return fmt.Errorf("catalog name %q claims the domain %s: %w", p.Name, domain, err)
+			}
 		}
 		if _, err := tx.Exec(ctx, sqlEnsureCatalog, p.Name, pubID); err != nil {
 			return err

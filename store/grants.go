@@ -86,7 +86,7 @@ func groupOwners(ctx context.Context, q querier, groups []string) (map[string]Gr
 	return out, nil
 }
 
-// authorizeGroups is the one ownership check of every publish: publisher may register functions in
+// authorizeGroups is the one ownership check of every publish: publisher may register new kinds in
 // a group only if it owns the group, by name or by grant. Otherwise ErrForbidden, naming the owner.
 func authorizeGroups(ctx context.Context, q querier, publisher string, groups []string) error {
 	owners, err := groupOwners(ctx, q, groups)
@@ -141,7 +141,8 @@ ORDER BY g.fn_group`
 	sqlGroupConflicts = `SELECT fn_group, coalesce(name_owner, ''), functions, detected_at FROM group_conflicts ORDER BY fn_group`
 )
 
-// GrantGroup lets publisher publish in group and the groups under it (an admin's act). Granting the
+// GrantGroup lets publisher add new kinds to group and the groups under it (an admin's act). The
+// kinds others registered there stay theirs, and they keep publishing them. Granting the
 // same again returns created false; a group granted to another publisher is ErrConflict (revoke
 // it first). A grant resolves the group's migration conflict, if any.
 func (s *Store) GrantGroup(ctx context.Context, group, publisher, reason string) (Grant, bool, error) {
@@ -234,4 +235,49 @@ func (s *Store) GroupConflicts(ctx context.Context) ([]GroupConflict, error) {
 		return nil, fmt.Errorf("list group conflicts: %w", err)
 	}
 	return cs, nil
+}
+
+const (
+	sqlFindFunctionForRetire = `SELECT id, publisher FROM functions WHERE fn_group = $1 AND kind = $2 FOR UPDATE`
+	sqlRetireVersions        = `DELETE FROM function_versions WHERE function_id = $1`
+	sqlRetireDefinitions     = `DELETE FROM definition_revisions WHERE function_id = $1`
+	sqlRetireFunction        = `DELETE FROM functions WHERE id = $1`
+)
+
+// RetireFunction takes a registered function (group and kind) out of the index (an admin's act):
+// it no longer resolves, is no longer found or listed, and its kind is no longer registered, so
+// only the group's owner may register it again. The bytes of published catalogs stay as they were
+// (versions are immutable); a catalog version that lists the kind still serves it. It returns the
+// publisher that had registered it. An unknown function is ErrNotFound.
+func (s *Store) RetireFunction(ctx context.Context, group, kind, reason string) (string, error) {
+	var publisher string
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var id int64
+		if err := tx.QueryRow(ctx, sqlFindFunctionForRetire, group, kind).Scan(&id, &publisher); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return Errorf(ErrNotFound, "no function %s/%s", group, kind)
+			}
+			return err
+		}
+		if _, err := tx.Exec(ctx, sqlRetireVersions, id); err != nil {
+			return err
+		}
+		// with no versions left, the refresh takes the function out of the facet totals
+		if err := refreshFunctions(ctx, tx, []int64{id}); err != nil {
+			return err
+		}
+		for _, q := range []string{sqlRetireDefinitions, sqlRetireFunction} {
+			if _, err := tx.Exec(ctx, q, id); err != nil {
+				return err
+			}
+		}
+		if err := audit(ctx, tx, publisher, "function.retire", "function "+group+"/"+kind, map[string]any{"by": "admin", "reason": reason}); err != nil {
+			return err
+		}
+		return notify(ctx, tx, "function:"+group+"/"+kind)
+	})
+	if err != nil {
+		return "", fmt.Errorf("retire function %s/%s: %w", group, kind, err)
+	}
+	return publisher, nil
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,8 +50,9 @@ func TestGroupOwnership(t *testing.T) {
 			wantErr: `group "shared.example.com" belongs to publisher "other.org" (by grant)`},
 		{name: "and what is under it", publisher: "example.com", catalog: "k", group: "x.shared.example.com",
 			wantErr: `belongs to publisher "other.org" (by a grant of shared.example.com)`},
-		{name: "revoked", publisher: "other.org", catalog: "l", group: "fn.nobody.dev", revoke: "fn.nobody.dev",
-			wantErr: `group "fn.nobody.dev" has no owner`},
+		{name: "revoked", publisher: "other.org", catalog: "l", group: "new.fn.nobody.dev", revoke: "fn.nobody.dev",
+			wantErr: `group "new.fn.nobody.dev" has no owner`},
+		{name: "but what it registered stays its own", publisher: "other.org", catalog: "m", group: "fn.nobody.dev"},
 	}
 	for _, st := range steps {
 		if st.grant != "" {
@@ -63,7 +65,7 @@ func TestGroupOwnership(t *testing.T) {
 				t.Fatalf("%s: revoke: %v", st.name, err)
 			}
 		}
-		// a new kind, never registered: only the group decides
+		// the generator's first kind: new to the group unless the publisher registered it there
 		err := publishIn(t, s, st.publisher, st.catalog, st.group, 1)
 		switch {
 		case st.wantErr == "" && err != nil:
@@ -155,5 +157,124 @@ func TestTokenNamesAreDNSNames(t *testing.T) {
 	}
 	if _, err := s.GetPublisher(context.Background(), "example.com "); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a refused name became a publisher: %v", err)
+	}
+}
+
+// TestCatalogNamesClaimDomains: a catalog name with a dot claims a domain, which the publisher must
+// own as it would a function group; a name without one claims nothing.
+func TestCatalogNamesClaimDomains(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	for _, p := range []string{"example.com", "other.org"} {
+		mustToken(t, s, p)
+	}
+	tests := []struct {
+		publisher, catalog, group string
+		wantErr                   string
+	}{
+		{"example.com", "example.com", "example.com", ""},
+		{"example.com", "example.com-tools", "example.com", ""},
+		{"example.com", "fn.example.com-v2", "example.com", ""},
+		{"other.org", "example.com-x", "fn.other.org", `catalog name "example.com-x" claims the domain example.com`},
+		{"other.org", "team.example.com", "fn.other.org", `belongs to publisher "example.com"`},
+		{"other.org", "nobody.dev-catalog", "fn.other.org", `group "nobody.dev" has no owner`},
+		{"other.org", "shared-functions", "fn.other.org", ""},
+	}
+	for _, tc := range tests {
+		err := publishIn(t, s, tc.publisher, tc.catalog, tc.group, 1)
+		switch {
+		case tc.wantErr == "" && err != nil:
+			t.Errorf("%s publishing catalog %s: %v", tc.publisher, tc.catalog, err)
+		case tc.wantErr != "" && (!errors.Is(err, store.ErrForbidden) || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("%s publishing catalog %s: %v, want ErrForbidden with %q", tc.publisher, tc.catalog, err, tc.wantErr)
+		}
+	}
+}
+
+// TestGrantKeepsRegisteredKinds: a group's owner decides who adds new kinds; a kind stays its
+// registrant's. After a grant of its group to another, the first publisher still publishes the
+// kinds it registered, and adds none; after the grant is revoked, the grantee keeps its kinds and
+// adds none.
+func TestGrantKeepsRegisteredKinds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	for _, p := range []string{"example.com", "other.org"} {
+		mustToken(t, s, p)
+	}
+	catalogOf := func(name, publisher string, n int) error {
+		_, _, err := publish(t, s, publisher, name, "1.0."+fmt.Sprint(n), catalogtest.Catalog(catalogtest.Options{Name: name, Functions: n, Publisher: publisher, Group: "shared.example.com"}))
+		return err
+	}
+	steps := []struct {
+		name          string
+		grant, revoke bool // shared.example.com to other.org before the step
+		catalog, pub  string
+		functions     int // the generator's first n kinds
+		wantErr       string
+	}{
+		{name: "the name's owner registers two kinds", catalog: "mine", pub: "example.com", functions: 2},
+		{name: "after a grant to another, it still publishes them", grant: true, catalog: "mine", pub: "example.com", functions: 2},
+		{name: "but adds no new kind", catalog: "mine", pub: "example.com", functions: 3, wantErr: `belongs to publisher "other.org" (by grant)`},
+		{name: "the grantee cannot take its kinds", catalog: "theirs", pub: "other.org", functions: 1, wantErr: "functions registered by another publisher"},
+	}
+	for _, st := range steps {
+		if st.grant {
+			if _, _, err := s.GrantGroup(ctx, "shared.example.com", "other.org", "test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := catalogOf(st.catalog, st.pub, st.functions)
+		switch {
+		case st.wantErr == "" && err != nil:
+			t.Errorf("%s: %v", st.name, err)
+		case st.wantErr != "" && (!errors.Is(err, store.ErrForbidden) || !strings.Contains(err.Error(), st.wantErr)):
+			t.Errorf("%s: %v, want ErrForbidden with %q", st.name, err, st.wantErr)
+		}
+	}
+}
+
+// TestRetireFunction: after a revocation the former grantee's kinds resolve until an admin retires
+// them; retired, a kind is not found, not counted, and only the group's owner registers it again.
+func TestRetireFunction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	for _, p := range []string{"example.com", "other.org"} {
+		mustToken(t, s, p)
+	}
+	if _, _, err := s.GrantGroup(ctx, "fn.nobody.dev", "other.org", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := publishIn(t, s, "other.org", "lent", "fn.nobody.dev", 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RevokeGroup(ctx, "fn.nobody.dev", "other.org"); err != nil {
+		t.Fatal(err)
+	}
+	kind := catalogtest.Kind(0)
+	if _, err := s.GetFunction(ctx, "fn.nobody.dev", kind); err != nil {
+		t.Fatalf("a revoked grantee's kind no longer found before it is retired: %v", err)
+	}
+	pub, err := s.RetireFunction(ctx, "fn.nobody.dev", kind, "grant revoked")
+	if err != nil || pub != "other.org" {
+		t.Fatalf("RetireFunction = %q, %v", pub, err)
+	}
+	if _, err := s.GetFunction(ctx, "fn.nobody.dev", kind); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a retired function is still found: %v", err)
+	}
+	res, err := s.SearchFunctions(ctx, store.SearchQuery{Publisher: "other.org"})
+	if err != nil || res.Total != 1 || len(res.Facets.Publisher) != 1 || res.Facets.Publisher[0].Count != 1 {
+		t.Errorf("search after retiring one of two: total %d, facets %+v, %v; want 1", res.Total, res.Facets.Publisher, err)
+	}
+	if _, err := s.RetireFunction(ctx, "fn.nobody.dev", kind, "again"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("retiring it again: %v, want ErrNotFound", err)
+	}
+	// the former grantee cannot register it again: the group is nobody's now
+	if err := publishIn(t, s, "other.org", "relent", "fn.nobody.dev", 1); !errors.Is(err, store.ErrForbidden) {
+		t.Errorf("the former grantee publishing the retired kind: %v, want ErrForbidden", err)
+	}
+	if diff := cmp.Diff([]string{"function.retire other.org function fn.nobody.dev/" + kind}, auditLog(t, s, "function.")); diff != "" {
+		t.Errorf("audit log (-want +got):\n%s", diff)
 	}
 }

@@ -52,41 +52,71 @@ func claimFunctions(ctx context.Context, tx pgx.Tx, pubID int64, publisher strin
 	for i, k := range sorted {
 		groups[i], kinds[i] = k.group, k.kind
 	}
-	if err := authorizeGroups(ctx, tx, publisher, slices.Compact(slices.Clone(groups))); err != nil {
+	// a group's owner decides who adds new kinds to it; a kind stays its registrant's, who keeps
+	// publishing it after the group is granted to another (or a grant is revoked)
+	before, err := functionOwners(ctx, tx, groups, kinds)
+	if err != nil {
+		return nil, err
+	}
+	var newGroups []string
+	for _, k := range sorted {
+		if before[k].publisherID != pubID {
+			newGroups = append(newGroups, k.group)
+		}
+	}
+	if err := authorizeGroups(ctx, tx, publisher, slices.Compact(newGroups)); err != nil {
 		return nil, err
 	}
 	if _, err := tx.Exec(ctx, sqlClaimFunctions, groups, kinds, pubID, publisher); err != nil {
 		return nil, fmt.Errorf("register functions: %w", err)
 	}
-	rows, err := tx.Query(ctx, sqlFunctionOwners, groups, kinds)
+	after, err := functionOwners(ctx, tx, groups, kinds)
 	if err != nil {
-		return nil, fmt.Errorf("find function owners: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
 	ids := make(map[functionKey]int64, len(sorted))
 	var foreign []string
-	for rows.Next() {
-		var (
-			id, owner int64
-			key       functionKey
-			ownerName string
-		)
-		if err := rows.Scan(&id, &key.group, &key.kind, &owner, &ownerName); err != nil {
-			return nil, fmt.Errorf("find function owners: %w", err)
+	for key, o := range after {
+		if o.publisherID != pubID {
+			foreign = append(foreign, fmt.Sprintf("%s/%s (publisher %q)", key.group, key.kind, o.publisher))
 		}
-		if owner != pubID {
-			foreign = append(foreign, fmt.Sprintf("%s/%s (publisher %q)", key.group, key.kind, ownerName))
-		}
-		ids[key] = id
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find function owners: %w", err)
+		ids[key] = o.id
 	}
 	if len(foreign) > 0 {
 		sort.Strings(foreign)
 		return nil, Errorf(ErrForbidden, "functions registered by another publisher: %s", strings.Join(foreign, ", "))
 	}
 	return ids, nil
+}
+
+// functionOwner is who registered a function, and its id.
+type functionOwner struct {
+	id, publisherID int64
+	publisher       string
+}
+
+// functionOwners are the registered functions among groups[i]/kinds[i].
+func functionOwners(ctx context.Context, tx pgx.Tx, groups, kinds []string) (map[functionKey]functionOwner, error) {
+	rows, err := tx.Query(ctx, sqlFunctionOwners, groups, kinds)
+	if err != nil {
+		return nil, fmt.Errorf("find function owners: %w", err)
+	}
+	defer rows.Close()
+	out := map[functionKey]functionOwner{}
+	for rows.Next() {
+		var (
+			key functionKey
+			o   functionOwner
+		)
+		if err := rows.Scan(&o.id, &key.group, &key.kind, &o.publisherID, &o.publisher); err != nil {
+			return nil, fmt.Errorf("find function owners: %w", err)
+		}
+		out[key] = o
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find function owners: %w", err)
+	}
+	return out, nil
 }
 
 // versionSpec is what the index keeps of one function version: the function's metadata and the

@@ -125,7 +125,12 @@ func (s *Store) AddKey(ctx context.Context, publisher string, proof identity.Pro
 	case err != nil:
 		return Key{}, false, fmt.Errorf("add key for %q: %w", publisher, Errorf(ErrInvalid, "%s", err))
 	}
-	k := Key{Publisher: publisher, Fingerprint: pk.ID(), PEM: proof.PublicKey}
+	// stored as re-encoded from the proven key, not as posted
+	canonical, err := pk.PEM()
+	if err != nil {
+		return Key{}, false, fmt.Errorf("add key for %q: %w", publisher, err)
+	}
+	k := Key{Publisher: publisher, Fingerprint: pk.ID(), PEM: canonical}
 	created := false
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		pubID, err := publisherID(ctx, tx, publisher)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -77,6 +78,37 @@ type SearchResult struct {
 // MaxSearchLimit caps the page size.
 const MaxSearchLimit = 100
 
+// Bounds on a search, the API's and the website's alike. Each word of the text is a prefix match
+// in the query, so the words bound the query's cost (thousands of words made PostgreSQL's parser
+// run out of stack); the rest bound the filters' size. They are generous for people and tools.
+const (
+	MaxSearchText  = 200 // characters of text
+	MaxSearchWords = 16  // words of text
+	MaxSearchTags  = 10  // tags that must all match
+	MaxFilterLen   = 253 // a DNS name, the longest publisher or tag expected
+)
+
+// Check reports a search over the bounds as ErrInvalid, with a message saying which and how to
+// fix it.
+func (q SearchQuery) Check() error {
+	switch {
+	case utf8.RuneCountInString(q.Text) > MaxSearchText:
+		return Errorf(ErrInvalid, "the search text is longer than %d characters: shorten it", MaxSearchText)
+	case len(searchWords(q.Text)) > MaxSearchWords:
+		return Errorf(ErrInvalid, "the search text has more than %d words: use fewer words, or filters", MaxSearchWords)
+	case len(q.Tags) > MaxSearchTags:
+		return Errorf(ErrInvalid, "a search can require at most %d tags", MaxSearchTags)
+	case len(q.Publisher) > MaxFilterLen:
+		return Errorf(ErrInvalid, "the publisher filter is longer than %d bytes", MaxFilterLen)
+	}
+	for _, t := range q.Tags {
+		if len(t) > MaxFilterLen {
+			return Errorf(ErrInvalid, "a tag filter is longer than %d bytes", MaxFilterLen)
+		}
+	}
+	return nil
+}
+
 // CountCap is how many matches a search counts, for its total and for each facet, before it stops
 // and says so. Counting is what made a broad search cost as much as its matches; a person reads
 // "500+" as well as "34,112". An empty search, and one filter alone, read exact totals that each
@@ -90,8 +122,13 @@ var ErrBadPageToken = errors.New("invalid page token")
 // spelling of an exact kind.
 type text struct{ tsquery, exact string }
 
+// searchWords are the words of a search text: its runs of letters and digits, lower case.
+func searchWords(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
 func searchText(s string) text {
-	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	words := searchWords(s)
 	exact := strings.Join(words, "")
 	for i, w := range words {
 		words[i] = w + ":*"
@@ -139,6 +176,9 @@ func (q SearchQuery) fingerprint() string {
 // Its cost follows the page, not the number of matches: the page is read tier by tier in index
 // order, and the counts stop at CountCap.
 func (s *Store) SearchFunctions(ctx context.Context, q SearchQuery) (SearchResult, error) {
+	if err := q.Check(); err != nil {
+		return SearchResult{}, fmt.Errorf("search functions: %w", err)
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 20

@@ -109,11 +109,51 @@ func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 
 const sqlAudit = `INSERT INTO audit_log (publisher, action, subject, details) VALUES ($1, $2, $3, $4)`
 
-func audit(ctx context.Context, tx pgx.Tx, publisher, action, subject string, details map[string]any) error {
-	if details == nil {
-		details = map[string]any{}
+// Actor is who asks for a change over HTTP: the token's id and the address the request came from.
+// The audit log records them with every change the request makes, and with its refusals.
+type Actor struct {
+	TokenID int64  // 0 when no token authenticated
+	Address string // the client's address
+}
+
+type actorKey struct{}
+
+// WithActor returns ctx carrying the actor of the request, for the audit log.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// auditDetails are an entry's details with its outcome, and its actor when the change came over
+// HTTP (an admin's command on the database has none).
+func auditDetails(ctx context.Context, outcome string, details map[string]any) map[string]any {
+	out := make(map[string]any, len(details)+3)
+	for k, v := range details {
+		out[k] = v
 	}
-	if _, err := tx.Exec(ctx, sqlAudit, publisher, action, subject, details); err != nil {
+	out["outcome"] = outcome
+	if a, ok := ctx.Value(actorKey{}).(Actor); ok {
+		out["address"] = a.Address
+		if a.TokenID != 0 {
+			out["tokenId"] = a.TokenID
+		}
+	}
+	return out
+}
+
+func audit(ctx context.Context, tx pgx.Tx, publisher, action, subject string, details map[string]any) error {
+	if _, err := tx.Exec(ctx, sqlAudit, publisher, action, subject, auditDetails(ctx, "ok", details)); err != nil {
+		return fmt.Errorf("write audit log: %w", err)
+	}
+	return nil
+}
+
+// AuditRefusal records a refused attempt at a change: publisher is who the token acted for ("" when
+// none authenticated), reason what the client was told. It runs outside the refused change's
+// transaction, which rolled back. The service calls it for refusals that reached the database:
+// past the failed-authentication budget an address is refused before, and not recorded.
+func (s *Store) AuditRefusal(ctx context.Context, publisher, action, subject string, status int, reason string) error {
+	details := auditDetails(ctx, "refused", map[string]any{"status": status, "reason": reason})
+	if _, err := s.pool.Exec(ctx, sqlAudit, publisher, action, subject, details); err != nil {
 		return fmt.Errorf("write audit log: %w", err)
 	}
 	return nil

@@ -68,8 +68,8 @@ func TestTokens(t *testing.T) {
 		t.Fatalf("token %q with hint %q", tok, info.Hint)
 	}
 	pub, err := s.Authenticate(ctx, tok)
-	if err != nil || pub != "example.com" {
-		t.Fatalf("Authenticate = %q, %v", pub, err)
+	if err != nil || pub.Publisher != "example.com" || pub.TokenID != info.ID {
+		t.Fatalf("Authenticate = %+v, %v; want example.com's token %d", pub, err, info.ID)
 	}
 	for _, bad := range []string{"", tok + "x", store.TokenPrefix + "nope", "Bearer " + tok} {
 		if _, err := s.Authenticate(ctx, bad); !errors.Is(err, store.ErrUnauthorized) {
@@ -680,5 +680,42 @@ func TestSearchCountsStopAtTheCap(t *testing.T) {
 	}
 	if diff := cmp.Diff([]store.FacetCount{{Value: "example.com", Count: all}}, res.Facets.Publisher); diff != "" {
 		t.Errorf("publisher facet of everything (-want +got):\n%s", diff)
+	}
+}
+
+// TestAuditCarriesActorAndOutcome: a change over HTTP records its token and address, and a refusal
+// is recorded as one.
+func TestAuditCarriesActorAndOutcome(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	mustToken(t, s, "example.com")
+	ctx := store.WithActor(context.Background(), store.Actor{TokenID: 7, Address: "192.0.2.1"})
+	data := catalogtest.Catalog(catalogtest.Options{Name: "audited", Functions: 1})
+	doc, c := catalogtest.Decode(t, data)
+	if _, _, err := s.PublishCatalog(ctx, store.PublishCatalogParams{Name: "audited", Version: "1.0.0", Publisher: "example.com", Content: data, Document: doc, Catalog: c}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AuditRefusal(store.WithActor(context.Background(), store.Actor{Address: "198.51.100.9"}), "", "catalog.publish", "/api/v1/catalogs/x/versions/1", 401, "invalid or revoked token"); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := s.AuditLog(context.Background(), 2)
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("AuditLog = %d entries, %v", len(entries), err)
+	}
+	type seen struct {
+		Action, Publisher, Outcome, Address string
+		TokenID                             any
+		Status                              any
+	}
+	var got []seen
+	for _, e := range entries {
+		got = append(got, seen{e.Action, e.Publisher, fmt.Sprint(e.Details["outcome"]), fmt.Sprint(e.Details["address"]), e.Details["tokenId"], e.Details["status"]})
+	}
+	want := []seen{
+		{"catalog.publish", "", "refused", "198.51.100.9", nil, float64(401)},
+		{"catalog.publish", "example.com", "ok", "192.0.2.1", float64(7), nil},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit entries (-want +got):\n%s", diff)
 	}
 }

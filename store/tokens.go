@@ -122,20 +122,27 @@ WITH t AS (
     UPDATE api_tokens SET last_used_at = now()
     WHERE id = (SELECT id FROM t) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
 )
-SELECT name FROM t`
+SELECT id, name FROM t`
+
+// Principal is who a token authenticates: the publisher it acts for, and the token's id (which
+// the audit log records).
+type Principal struct {
+	Publisher string
+	TokenID   int64
+}
 
 // Authenticate returns the publisher a token acts for, or ErrUnauthorized.
-func (s *Store) Authenticate(ctx context.Context, token string) (string, error) {
+func (s *Store) Authenticate(ctx context.Context, token string) (Principal, error) {
 	if !strings.HasPrefix(token, TokenPrefix) {
-		return "", Errorf(ErrUnauthorized, "invalid or revoked token")
+		return Principal{}, Errorf(ErrUnauthorized, "invalid or revoked token")
 	}
-	var publisher string
-	err := s.pool.QueryRow(ctx, sqlAuthenticate, hashToken(token)).Scan(&publisher)
+	var p Principal
+	err := s.pool.QueryRow(ctx, sqlAuthenticate, hashToken(token)).Scan(&p.TokenID, &p.Publisher)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", Errorf(ErrUnauthorized, "invalid or revoked token")
+		return Principal{}, Errorf(ErrUnauthorized, "invalid or revoked token")
 	}
 	if err != nil {
-		return "", fmt.Errorf("authenticate: %w", err)
+		return Principal{}, fmt.Errorf("authenticate: %w", err)
 	}
-	return publisher, nil
+	return p, nil
 }

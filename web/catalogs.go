@@ -1,10 +1,12 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -32,7 +34,7 @@ type catalogsPage struct {
 	Base     string
 }
 
-func (s *Site) catalogs(w http.ResponseWriter, r *http.Request) error {
+func (s *Site) catalogList(w http.ResponseWriter, r *http.Request) error {
 	cs, err := s.store.ListCatalogs(r.Context())
 	if err != nil {
 		return err
@@ -64,17 +66,24 @@ type catalogFunction struct {
 	Runtimes                 []string
 }
 
+// catalogPageSize is how many functions a catalog page lists.
+const catalogPageSize = 100
+
 type catalogPage struct {
-	Name        string
-	Publisher   link
-	Latest      string
-	Version     store.CatalogVersion
-	Versions    []catalogVersionRow
-	Functions   []catalogFunction
-	LatestCurl  snippet
-	PinnedCurl  snippet
-	Signature   *signatureView
-	DocumentURL string
+	Name string
+	// Total is the number of functions of the version; Functions are those of this page, which
+	// starts at First (from 1).
+	Total, First int
+	Prev, Next   string // the neighbouring pages' addresses, "" at either end
+	Publisher    link
+	Latest       string
+	Version      store.CatalogVersion
+	Versions     []catalogVersionRow
+	Functions    []catalogFunction
+	LatestCurl   snippet
+	PinnedCurl   snippet
+	Signature    *signatureView
+	DocumentURL  string
 }
 
 func (s *Site) catalog(w http.ResponseWriter, r *http.Request) error {
@@ -116,12 +125,46 @@ func (s *Site) catalog(w http.ResponseWriter, r *http.Request) error {
 		sv.Status = p.Version.Signature
 		p.Signature = &sv
 	}
-	content, err := s.store.CatalogContent(ctx, name, selected)
+	pageNo := 1
+	if v := r.URL.Query().Get("page"); v != "" {
+		if pageNo, err = strconv.Atoi(v); err != nil || pageNo < 1 {
+			return &badRequest{"The page number is not a number from 1."}
+		}
+	}
+	fns, err := s.catalogs.functions(ctx, name+"\x00"+selected+"\x00"+p.Version.Digest, func(ctx context.Context) ([]catalogFunction, error) {
+		content, err := s.store.CatalogContent(ctx, name, selected)
+		if err != nil {
+			return nil, err
+		}
+		return catalogFunctions(content)
+	})
 	if err != nil {
 		return err
 	}
-	if p.Functions, err = catalogFunctions(content); err != nil {
-		return err
+	p.Total = len(fns)
+	start := (pageNo - 1) * catalogPageSize
+	if start > 0 && start >= len(fns) {
+		return store.Errorf(store.ErrNotFound, "version %s of catalog %q has %d functions: there is no page %d", selected, name, len(fns), pageNo)
+	}
+	p.Functions, p.First = fns[start:min(len(fns), start+catalogPageSize)], start+1
+	pageURL := func(n int) string {
+		v := url.Values{}
+		if r.URL.Query().Get("version") != "" {
+			v.Set("version", selected)
+		}
+		if n > 1 {
+			v.Set("page", strconv.Itoa(n))
+		}
+		if q := v.Encode(); q != "" {
+			return catalogURL(name) + "?" + q
+		}
+		return catalogURL(name)
+	}
+	if pageNo > 1 {
+		p.Prev = pageURL(pageNo - 1)
+	}
+	if start+catalogPageSize < len(fns) {
+		p.Next = pageURL(pageNo + 1)
 	}
 	base := baseURL(r)
 	p.LatestCurl = snippet{ID: "curl-latest", Title: "curl command for the latest version", Text: "curl -fsSL " + base + catalogURL(name) + "/catalog.yaml"}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +28,8 @@ type fakeStore struct {
 	fail error
 	// countCap, when set, makes searches count as the store does past store.CountCap.
 	countCap int
+	// contentReads counts CatalogContent calls.
+	contentReads atomic.Int32
 }
 
 var published = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
@@ -181,6 +184,7 @@ func (f *fakeStore) ListCatalogVersions(_ context.Context, name string) ([]store
 }
 
 func (f *fakeStore) CatalogContent(_ context.Context, name, version string) (store.Content, error) {
+	f.contentReads.Add(1)
 	if name != f.catalog.Name || version != "" && version != f.content.Version {
 		return store.Content{}, store.Errorf(store.ErrNotFound, "catalog %q has no version %s", name, version)
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/krm-catalog/krm-catalog/store"
@@ -36,15 +35,6 @@ func TestPagesShowGroupOwners(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("%s: status %d", tc.name, r.status)
 		}
-		for _, w := range tc.want {
-			if !strings.Contains(r.body, w) {
-				t.Errorf("%s: page lacks %q", tc.name, w)
-			}
-		}
-		for _, w := range tc.notWant {
-			if strings.Contains(r.body, w) {
-				t.Errorf("%s: page has %q", tc.name, w)
-			}
-		}
+		checkBody(t, tc.name, r.body, tc.want, tc.notWant)
 	}
 }

@@ -28,6 +28,7 @@ func TestParseSearch(t *testing.T) {
 		{"runtime=docker", searchParams{}, "runtime filter"},
 		{"q=" + strings.Repeat("a", maxSearchText+1), searchParams{}, "longer than"},
 		{"q=%ff", searchParams{}, "UTF-8"},
+		{"q=" + strings.Repeat("a+", 17), searchParams{}, "more than 16 words"},
 		{"page=a%2Bb", searchParams{}, "damaged"},
 		{"page=a&prev=", searchParams{}, "damaged"},
 		{"page=a" + strings.Repeat("&prev=p", maxPrevPages), searchParams{}, "up to page"},

@@ -11,6 +11,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +41,13 @@ func parsePages(a *assets) (*pages, error) {
 		"plural":        plural,
 		"pluralAtLeast": pluralAtLeast,
 		"join":          strings.Join,
+		"add": func(ns ...int) int {
+			sum := 0
+			for _, n := range ns {
+				sum += n
+			}
+			return sum
+		},
 		// a link's text without the scheme, which says nothing to people
 		"displayURL": func(u string) string { return strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://") },
 	}
@@ -79,6 +87,9 @@ func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name s
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
+	// pages that point back at the service write the scheme X-Forwarded-Proto names (baseURL), so
+	// a shared cache must not serve one scheme's page for the other's
+	h.Add("Vary", "X-Forwarded-Proto")
 	if status != http.StatusOK {
 		h.Set("Cache-Control", "no-store")
 		w.WriteHeader(status)
@@ -136,8 +147,14 @@ func (s *Site) handle(h handlerFunc) http.HandlerFunc {
 		}
 		e := errorPage{Status: http.StatusInternalServerError, Heading: "Something went wrong",
 			Message: "The server could not show this page. Try again in a moment."}
-		var bad *badRequest
+		var (
+			bad     *badRequest
+			tooMany *httpx.TooManyRequests
+		)
 		switch {
+		case errors.As(err, &tooMany):
+			e.Status, e.Heading, e.Message = http.StatusTooManyRequests, "Too many requests", "This address asked for more pages than the catalog serves at once. Wait a moment, then reload."
+			w.Header().Set("Retry-After", strconv.Itoa(int(max(1, (tooMany.RetryAfter+time.Second-1)/time.Second))))
 		case errors.As(err, &bad):
 			e.Status, e.Heading, e.Message = http.StatusBadRequest, "This request cannot be answered", bad.message
 		case errors.Is(err, store.ErrBadPageToken):

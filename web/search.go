@@ -13,9 +13,9 @@ import (
 // Bounds on what a search URL may carry. They are generous for people and keep a crafted URL from
 // making the server do much work.
 const (
-	maxSearchText = 200  // characters
-	maxFilterLen  = 253  // a DNS name, the longest publisher or tag we expect
-	maxTags       = 10   // filters that must all match
+	maxSearchText = store.MaxSearchText
+	maxFilterLen  = store.MaxFilterLen
+	maxTags       = store.MaxSearchTags
 	maxTokenLen   = 1024 // the store's tokens are far shorter
 	// maxPrevPages bounds how far back "Previous" can go; see searchParams.Prev.
 	maxPrevPages = 100
@@ -73,6 +73,11 @@ func parseSearch(v url.Values) (searchParams, error) {
 	}
 	if len(p.Tags) > maxTags {
 		return searchParams{}, &badRequest{fmt.Sprintf("A search can require at most %d tags.", maxTags)}
+	}
+	if err := p.query().Check(); err != nil {
+		// the bounds the API answers 400 on; their message is the store's, made a sentence
+		msg := err.Error()
+		return searchParams{}, &badRequest{strings.ToUpper(msg[:1]) + msg[1:] + "."}
 	}
 	if !isToken(p.Page) {
 		return searchParams{}, &badRequest{"The page link is damaged. Start the search again from its first page."}

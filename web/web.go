@@ -8,9 +8,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -45,6 +47,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Signatures is optional; see SignatureAnnotator.
 	Signatures SignatureAnnotator
+	// Search bounds searches and Pages the other pages that read the database, per client address;
+	// the service passes the limiters its API uses, so a client has one budget either way. Nil
+	// limiters bound nothing.
+	Search, Pages *httpx.Limiter
+	// CatalogCacheBytes bounds the catalog pages' cache; 0 means DefaultCatalogCacheBytes.
+	CatalogCacheBytes int
 }
 
 // Site serves the website. Build one with New and add its routes with Mount.
@@ -54,6 +62,9 @@ type Site struct {
 	signatures SignatureAnnotator
 	assets     *assets
 	pages      *pages
+	catalogs   *catalogCache
+
+	searchLimit, pageLimit *httpx.Limiter
 }
 
 // New parses the templates and fingerprints the assets, once.
@@ -61,7 +72,11 @@ func New(cfg Config) (*Site, error) {
 	if cfg.Store == nil {
 		return nil, fmt.Errorf("new site: a store is required")
 	}
-	s := &Site{store: cfg.Store, logger: cfg.Logger, signatures: cfg.Signatures}
+	s := &Site{store: cfg.Store, logger: cfg.Logger, signatures: cfg.Signatures, searchLimit: cfg.Search, pageLimit: cfg.Pages}
+	if cfg.CatalogCacheBytes <= 0 {
+		cfg.CatalogCacheBytes = DefaultCatalogCacheBytes
+	}
+	s.catalogs = newCatalogCache(cfg.CatalogCacheBytes)
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -79,12 +94,24 @@ func New(cfg Config) (*Site, error) {
 func (s *Site) Mount(r chi.Router) {
 	r.Group(func(r chi.Router) {
 		r.Use(securityHeaders)
-		r.Get("/", s.handle(s.home))
-		r.Get("/functions/{group}/{kind}", s.handle(s.function))
-		r.Get("/catalogs", s.handle(s.catalogs))
-		r.Get("/catalogs/{name}", s.handle(s.catalog))
-		r.Get("/publishers/{name}", s.handle(s.publisher))
+		r.Get("/", s.handle(limit(s.searchLimit, s.home)))
+		r.Get("/functions/{group}/{kind}", s.handle(limit(s.pageLimit, s.function)))
+		r.Get("/catalogs", s.handle(limit(s.pageLimit, s.catalogList)))
+		r.Get("/catalogs/{name}", s.handle(limit(s.pageLimit, s.catalog)))
+		r.Get("/publishers/{name}", s.handle(limit(s.pageLimit, s.publisher)))
 		r.Get("/static/{file}", s.assets.serve)
 	})
 	r.NotFound(securityHeaders(s.handle(s.notFound)).ServeHTTP)
+}
+
+// limit runs h within l's bounds for the client's address.
+func limit(l *httpx.Limiter, h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		release, err := l.Admit(r.Context(), httpx.ClientIP(r))
+		if err != nil {
+			return err
+		}
+		defer release()
+		return h(w, r)
+	}
 }

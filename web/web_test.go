@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -251,6 +252,9 @@ func TestCaching(t *testing.T) {
 	// the snippets name the host the visitor used, so the page and its ETag follow it
 	if r := get(t, h, "/functions/fn.example.com/SetLabels", "X-Forwarded-Proto", "https"); r.header.Get("ETag") == etag || !strings.Contains(r.body, "https://catalog.test:8080/catalogs/example-functions/catalog.yaml") {
 		t.Errorf("X-Forwarded-Proto: https is not reflected")
+	}
+	if v := first.header.Values("Vary"); !slices.Contains(v, "X-Forwarded-Proto") {
+		t.Errorf("a page whose bytes follow X-Forwarded-Proto: Vary %q, want it named", v)
 	}
 	if r := get(t, h, "/functions/fn.example.com/Nope"); r.header.Get("ETag") != "" || r.header.Get("Cache-Control") != "no-store" {
 		t.Errorf("404: ETag %q, Cache-Control %q", r.header.Get("ETag"), r.header.Get("Cache-Control"))

@@ -1,6 +1,6 @@
 // Package httpx holds the HTTP semantics the API and the website both need: If-None-Match
-// comparison, Accept negotiation with q-values, and the middleware both run behind (request IDs,
-// HEAD answered by GET routes, a status-recording writer).
+// comparison, Accept negotiation with q-values, the middleware both run behind (request IDs, HEAD
+// answered by GET routes, a status-recording writer), and the per-client limiter both enforce.
 package httpx
 
 import (

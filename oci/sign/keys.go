@@ -150,6 +150,39 @@ func ParsePublicKey(name string, pemBytes []byte) (PublicKey, error) {
 	return NewPublicKey(name, pub)
 }
 
+// ParseOnePublicKey reads exactly one PEM public key: one "PUBLIC KEY" block and nothing else but
+// white space. What a service stores as a proven key must be only the key that was proven: a
+// second block, or text around the block, would travel with it unproven.
+func ParseOnePublicKey(name string, pemBytes []byte) (PublicKey, error) {
+	block, rest := pem.Decode(pemBytes)
+	switch {
+	case block == nil:
+		return PublicKey{}, fmt.Errorf("public key %s: not a PEM block", name)
+	case block.Type != "PUBLIC KEY":
+		return PublicKey{}, fmt.Errorf("public key %s: PEM type %q, want \"PUBLIC KEY\"", name, block.Type)
+	case len(block.Headers) > 0:
+		return PublicKey{}, fmt.Errorf("public key %s: PEM headers are not accepted", name)
+	case len(bytes.TrimSpace(rest)) > 0:
+		return PublicKey{}, fmt.Errorf("public key %s: text after the key; send exactly one key", name)
+	case len(bytes.TrimSpace(pemBytes[:bytes.Index(pemBytes, []byte("-----BEGIN"))])) > 0:
+		return PublicKey{}, fmt.Errorf("public key %s: text before the key; send exactly one key", name)
+	}
+	pub, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		return PublicKey{}, fmt.Errorf("public key %s: %w", name, err)
+	}
+	return NewPublicKey(name, pub)
+}
+
+// PEM is the key's canonical PEM encoding: one "PUBLIC KEY" block of its DER encoding.
+func (k PublicKey) PEM() (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(k.Key)
+	if err != nil {
+		return "", fmt.Errorf("encode public key %s: %w", k.Name, err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})), nil
+}
+
 // LoadPublicKeyFile reads a PEM public key file.
 func LoadPublicKeyFile(path string) (PublicKey, error) {
 	b, err := os.ReadFile(path)

@@ -19,6 +19,7 @@ func newPublishCmd() *cobra.Command {
 	var (
 		serverURL, token, version string
 		format                    *outputFormat
+		allowHTTP                 bool
 	)
 	cmd := &cobra.Command{
 		Use:   "publish --server URL [--token T] [--version V] FILE",
@@ -58,7 +59,7 @@ byte for byte.`,
 			if err != nil {
 				return usageErr(fmt.Errorf("publish takes one catalog or definition per file: %w", err))
 			}
-			client, err := apiclient.New(serverURL, token, nil)
+			client, err := tokenClient(serverURL, token, allowHTTP)
 			if err != nil {
 				return &exitError{code: ExitUsage, err: err}
 			}
@@ -108,6 +109,26 @@ byte for byte.`,
 	cmd.Flags().StringVar(&serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
 	cmd.Flags().StringVar(&token, "token", "", "API token (default $KRM_CATALOG_TOKEN)")
 	cmd.Flags().StringVar(&version, "version", "", "catalog version (default: the app.kubernetes.io/version label)")
+	allowHTTPFlag(cmd, &allowHTTP)
 	format = addFormatFlag(cmd, "text", "json")
 	return cmd
+}
+
+// allowHTTPFlag registers the flag that lets a command send its token over plain HTTP.
+func allowHTTPFlag(cmd *cobra.Command, allow *bool) {
+	cmd.Flags().BoolVar(allow, "allow-http-token", false, "send the token over plain http:// to another machine, where anyone on the path can read it (without it, only https:// or this machine)")
+}
+
+// tokenClient is the API client of a command that sends a token: over plain HTTP only to this
+// machine, unless allowHTTP.
+func tokenClient(serverURL, token string, allowHTTP bool) (*apiclient.Client, error) {
+	var opts []apiclient.Option
+	if allowHTTP {
+		opts = append(opts, apiclient.AllowCleartextToken())
+	}
+	c, err := apiclient.New(serverURL, token, nil, opts...)
+	if errors.Is(err, apiclient.ErrCleartextToken) {
+		return nil, fmt.Errorf("%w (--allow-http-token)", err)
+	}
+	return c, err
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/krm-catalog/krm-catalog/apiclient"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 	"github.com/krm-catalog/krm-catalog/store"
 )
@@ -23,13 +22,14 @@ func newPublisherCmd(streams IO) *cobra.Command {
 		Short: "Manage who owns which groups (admin) and register a publisher's signing keys",
 		Long: `A publisher whose name is a DNS name owns that group and the groups under it: example.com
 may publish in example.com and fn.example.com. Any other group needs a grant, which an admin
-makes with grant, takes back with revoke and reviews with list; like token create, these
-work on the service's database directly.
+makes with grant, takes back with revoke and reviews with list. A group's owner decides who
+adds new kinds; a kind stays its registrant's until an admin retires it (retire). Like token
+create, these work on the service's database directly.
 
 add-key registers a cosign public key for a publisher over the API, proving that the
 publisher holds the private key: it signs a challenge the service issued.`,
 	}
-	cmd.AddCommand(newPublisherGrantCmd(streams), newPublisherRevokeCmd(streams), newPublisherListCmd(streams), newPublisherAddKeyCmd())
+	cmd.AddCommand(newPublisherGrantCmd(streams), newPublisherRevokeCmd(streams), newPublisherListCmd(streams), newPublisherRetireCmd(streams), newPublisherAddKeyCmd())
 	return cmd
 }
 
@@ -41,7 +41,8 @@ func newPublisherGrantCmd(streams IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "grant --publisher NAME GROUP",
 		Short: "Let a publisher publish in GROUP and the groups under it",
-		Long: `Grant lets the publisher publish in GROUP and the groups under it. A grant is more specific
+		Long: `Grant lets the publisher add new kinds in GROUP and the groups under it; kinds others
+registered there stay theirs, and they keep publishing them. A grant is more specific
 than the name of a publisher above it: granting team.example.com to other.org takes that group
 from example.com, and grant says so. A group granted to another publisher must be revoked first.
 Granting a group the migration reported as a conflict resolves it.`,
@@ -73,6 +74,36 @@ Granting a group the migration reported as a conflict resolves it.`,
 	return cmd
 }
 
+func newPublisherRetireCmd(streams IO) *cobra.Command {
+	var (
+		db     databaseFlags
+		reason string
+	)
+	cmd := &cobra.Command{
+		Use:   "retire GROUP KIND",
+		Short: "Take a registered function out of resolution, search and the registry of kinds",
+		Long: `Retire takes the function GROUP/KIND out of the service's index: it no longer resolves
+and is no longer found, and its kind is no longer registered, so only the group's owner can
+register it again. Published catalog versions keep their bytes. Use it, for example, for the
+kinds a publisher added under a grant that was revoked.`,
+		Example: `  krm-catalog publisher retire --reason "grant revoked" fn.shared.io SetLabels`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return db.withStore(cmd, streams, func(ctx context.Context, st *store.Store) error {
+				publisher, err := st.RetireFunction(ctx, args[0], args[1], reason)
+				if err != nil {
+					return &exitError{code: ExitFindings, err: err}
+				}
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "retired function %s/%s of %s\n", args[0], args[1], publisher)
+				return err
+			})
+		},
+	}
+	db.register(cmd)
+	cmd.Flags().StringVar(&reason, "reason", "", "why, for the audit log")
+	return cmd
+}
+
 func newPublisherRevokeCmd(streams IO) *cobra.Command {
 	var (
 		db        databaseFlags
@@ -80,7 +111,7 @@ func newPublisherRevokeCmd(streams IO) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "revoke --publisher NAME GROUP",
-		Short: "Take back a grant; the publisher's functions there stay, but it can add no new kinds",
+		Short: "Take back a grant; the publisher's functions there stay (until retired), but it can add no new kinds",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return db.withStore(cmd, streams, func(ctx context.Context, st *store.Store) error {
@@ -183,6 +214,7 @@ func describeConflict(c store.GroupConflict) string {
 func newPublisherAddKeyCmd() *cobra.Command {
 	var (
 		serverURL, token, publisher, key string
+		allowHTTP                        bool
 		format                           *outputFormat
 	)
 	cmd := &cobra.Command{
@@ -208,7 +240,7 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 			if err != nil {
 				return usageErr(fmt.Errorf("%w (the password comes from %s; a public key cannot prove anything)", err, sign.PasswordEnv))
 			}
-			client, err := apiclient.New(serverURL, token, nil)
+			client, err := tokenClient(serverURL, token, allowHTTP)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -229,6 +261,7 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 	}
 	cmd.Flags().StringVar(&serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
 	cmd.Flags().StringVar(&token, "token", "", "API token of the publisher (default $KRM_CATALOG_TOKEN)")
+	allowHTTPFlag(cmd, &allowHTTP)
 	cmd.Flags().StringVar(&publisher, "publisher", "", "the publisher to register the key for (required)")
 	_ = cmd.MarkFlagRequired("publisher")
 	cmd.Flags().StringVar(&key, "key", "", "cosign private key file, as sign reads it (required)")

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -67,6 +68,7 @@ the cluster.`,
 	cmd.Flags().DurationVar(&deadlines.Read, "read-timeout", def.Read, "deadline of a GET: past it, a request waiting on the database answers 503")
 	cmd.Flags().DurationVar(&deadlines.Write, "publish-timeout", def.Write, "deadline of a publish, its registry push included")
 	cmd.Flags().DurationVar(&deadlines.Validate, "validate-timeout", def.Validate, "deadline of POST /api/v1/validate")
+	cmd.Flags().DurationVar(&deadlines.Body, "body-timeout", def.Body, "deadline of reading a request body (408 past it); no slot of a limited class is held meanwhile")
 	cmd.Flags().BoolVar(&plainHTTP, "registry-plain-http", false, "talk plain HTTP to the registry (automatic for localhost and 127.0.0.1)")
 	return cmd
 }
@@ -156,12 +158,14 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 	if registry != nil {
 		signatures = server.NewSignatures(registry, st, logger)
 	}
-	site, err := web.New(web.Config{Store: st, Logger: logger, Signatures: signatures})
+	// one set of limiters for the API and the website: a client has one budget either way
+	limiters := server.NewLimiters(server.DefaultLimits(runtime.GOMAXPROCS(0)))
+	site, err := web.New(web.Config{Store: st, Logger: logger, Signatures: signatures, Search: limiters.Search, Pages: limiters.Pages})
 	if err != nil {
 		return err
 	}
 	srv, err := server.New(server.Config{Store: st, Validator: validator, Logger: logger, Registry: reg, MaxBodyBytes: maxBody, Cache: cache, Mount: site.Mount,
-		OCI: registry, OCIPrefix: registryPrefix, Signatures: signatures, Deadlines: deadlines})
+		OCI: registry, OCIPrefix: registryPrefix, Signatures: signatures, Deadlines: deadlines, Limiters: limiters})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,230 @@
+package httpx
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Limit bounds one class of work: how many requests run at once, and how fast one client (an IP
+// address, or a publisher for publishes) may send them. Zero fields mean no bound.
+type Limit struct {
+	// Concurrent requests of the class in flight on this replica; more get 429.
+	Concurrent int
+	// Rate is the requests per second one client may make, in bursts of Burst.
+	Rate  float64
+	Burst int
+	// MaxWait is how long a request over a limit may wait for its turn before it is refused.
+	// Waiting, rather than refusing at once, also slows a client that ignores Retry-After and
+	// would otherwise send its next large body straight away.
+	MaxWait time.Duration
+}
+
+// TooManyRequests is a request over a limit (429). RetryAfter says when to come back.
+type TooManyRequests struct {
+	Message    string
+	RetryAfter time.Duration
+}
+
+func (e *TooManyRequests) Error() string { return e.Message }
+
+// Limiter enforces one Limit. The API and the website share limiters, so that a client has one
+// budget of each class whichever way it asks.
+type Limiter struct {
+	class   string
+	slots   chan struct{} // nil: no concurrency bound
+	buckets *buckets      // nil: no rate bound
+	maxWait time.Duration
+}
+
+// NewLimiter returns the limiter of a class of work named class (the name appears in refusals).
+func NewLimiter(class string, l Limit) *Limiter {
+	lim := &Limiter{class: class, maxWait: l.MaxWait}
+	if l.Concurrent > 0 {
+		lim.slots = make(chan struct{}, l.Concurrent)
+	}
+	if l.Rate > 0 {
+		lim.buckets = newBuckets(l.Rate, max(1, l.Burst))
+	}
+	return lim
+}
+
+// Admit paces client's request and takes a slot for it (Pace, then Slot). The caller calls the
+// returned release when the work is done.
+func (l *Limiter) Admit(ctx context.Context, client string) (release func(), err error) {
+	if err := l.Pace(ctx, client); err != nil {
+		return nil, err
+	}
+	return l.Slot(ctx)
+}
+
+// Pace spends one of client's requests, waiting up to the limit's MaxWait (or until ctx ends) for
+// its turn, or says when to come back. It holds nothing: a request may read its body between Pace
+// and Slot without keeping others from their slot.
+func (l *Limiter) Pace(ctx context.Context, client string) error {
+	if l == nil || l.buckets == nil {
+		return nil
+	}
+	wait, ok := l.buckets.reserve(client, time.Now(), l.maxWait)
+	if !ok {
+		// refuse no faster than a waiting request would be served: a client that retries at
+		// once, with a large body, is held back here rather than spinning
+		if err := sleep(ctx, l.maxWait); err != nil {
+			return err
+		}
+		return &TooManyRequests{Message: fmt.Sprintf("too many %s requests from %s; slow down", l.class, client), RetryAfter: max(time.Second, wait-l.maxWait)}
+	}
+	if wait > 0 {
+		return sleep(ctx, wait)
+	}
+	return nil
+}
+
+// Slot takes one of the class's concurrent slots, waiting up to MaxWait for one to free.
+func (l *Limiter) Slot(ctx context.Context) (release func(), err error) {
+	if l == nil || l.slots == nil {
+		return func() {}, nil
+	}
+	release = func() { <-l.slots }
+	select {
+	case l.slots <- struct{}{}:
+		return release, nil
+	default:
+	}
+	busy := &TooManyRequests{Message: fmt.Sprintf("the service is busy with %s requests; try again shortly", l.class), RetryAfter: time.Second}
+	if l.maxWait <= 0 {
+		return nil, busy
+	}
+	t := time.NewTimer(l.maxWait)
+	defer t.Stop()
+	select {
+	case l.slots <- struct{}{}:
+		return release, nil
+	case <-t.C:
+		return nil, busy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Exhausted reports, without spending anything, whether client has no request of its budget left,
+// and when one will be. With Charge it limits what only some requests cost: failed
+// authentications spend the budget, and a client that spent it is refused before any work.
+func (l *Limiter) Exhausted(client string) (retryAfter time.Duration, exhausted bool) {
+	if l == nil || l.buckets == nil {
+		return 0, false
+	}
+	return l.buckets.peek(client, time.Now())
+}
+
+// Charge spends one of client's requests, never waiting.
+func (l *Limiter) Charge(client string) {
+	if l == nil || l.buckets == nil {
+		return
+	}
+	l.buckets.reserve(client, time.Now(), time.Duration(math.MaxInt64))
+}
+
+// Refusal is the error of a client whose budget Exhausted reports spent.
+func (l *Limiter) Refusal(client string, retryAfter time.Duration) error {
+	return &TooManyRequests{Message: fmt.Sprintf("too many %s from %s; slow down", l.class, client), RetryAfter: max(time.Second, retryAfter)}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ClientIP is the address a request came from. Proxies' forwarding headers are not trusted: behind
+// a load balancer, limit per client there, or accept that the balancer is one client.
+func ClientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// buckets are token buckets per client, forgotten once full again so that the map stays as
+// small as the set of clients currently sending.
+type buckets struct {
+	mu    sync.Mutex
+	rate  float64 // tokens per second
+	burst float64
+	m     map[string]*bucket
+	sweep time.Time
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+func newBuckets(rate float64, burst int) *buckets {
+	return &buckets{rate: rate, burst: float64(burst), m: map[string]*bucket{}}
+}
+
+// reserve spends a token of client's bucket at now. When the bucket is empty but a token comes
+// within maxWait, it is spent in advance (the bucket goes below zero) and reserve returns how long
+// to wait for it; otherwise ok is false and wait says how long until one is there.
+func (b *buckets) reserve(client string, now time.Time, maxWait time.Duration) (wait time.Duration, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now.Sub(b.sweep) > time.Minute {
+		b.sweep = now
+		for k, v := range b.m {
+			if v.level(now, b.rate, b.burst) >= b.burst {
+				delete(b.m, k)
+			}
+		}
+	}
+	bk, found := b.m[client]
+	if !found {
+		bk = &bucket{tokens: b.burst, at: now}
+		b.m[client] = bk
+	}
+	bk.tokens, bk.at = bk.level(now, b.rate, b.burst), now
+	if bk.tokens >= 1 {
+		bk.tokens--
+		return 0, true
+	}
+	wait = b.until(bk.tokens)
+	if wait <= maxWait {
+		bk.tokens--
+		return wait, true
+	}
+	return wait, false
+}
+
+// peek reports whether client's bucket is empty at now, and how long until it holds a token.
+func (b *buckets) peek(client string, now time.Time) (wait time.Duration, empty bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	bk, found := b.m[client]
+	if !found {
+		return 0, false
+	}
+	if level := bk.level(now, b.rate, b.burst); level < 1 {
+		return b.until(level), true
+	}
+	return 0, false
+}
+
+// until is how long a bucket at level takes to hold one token.
+func (b *buckets) until(level float64) time.Duration {
+	return time.Duration(math.Ceil((1 - level) / b.rate * float64(time.Second)))
+}
+
+func (bk *bucket) level(now time.Time, rate, burst float64) float64 {
+	return min(burst, bk.tokens+now.Sub(bk.at).Seconds()*rate)
+}

@@ -1,0 +1,105 @@
+package httpx
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestLimiter(t *testing.T) {
+	t.Parallel()
+	t.Run("concurrency", func(t *testing.T) {
+		t.Parallel()
+		l := NewLimiter("validate", Limit{Concurrent: 2})
+		ctx := context.Background()
+		r1, err1 := l.Admit(ctx, "a")
+		_, err2 := l.Admit(ctx, "b")
+		_, err3 := l.Admit(ctx, "c")
+		if err1 != nil || err2 != nil || err3 == nil {
+			t.Fatalf("admits: %v %v %v; want the third refused", err1, err2, err3)
+		}
+		r1()
+		if _, err := l.Admit(ctx, "c"); err != nil {
+			t.Errorf("a released slot was not reused: %v", err)
+		}
+		var tooMany *TooManyRequests
+		if !errors.As(err3, &tooMany) {
+			t.Errorf("refusal %T, want *TooManyRequests", err3)
+		}
+	})
+	t.Run("a full limiter waits for a slot up to MaxWait", func(t *testing.T) {
+		t.Parallel()
+		l := NewLimiter("validate", Limit{Concurrent: 1, MaxWait: time.Minute})
+		ctx := context.Background()
+		release, err := l.Admit(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		go func() {
+			r, err := l.Admit(ctx, "b")
+			if err == nil {
+				r()
+			}
+			got <- err
+		}()
+		release()
+		if err := <-got; err != nil {
+			t.Errorf("a waiting request was refused after a slot freed: %v", err)
+		}
+		canceled, cancel := context.WithCancel(ctx)
+		hold, _ := l.Admit(ctx, "a")
+		cancel()
+		if _, err := l.Admit(canceled, "b"); !errors.Is(err, context.Canceled) {
+			t.Errorf("a waiting request whose client left: %v", err)
+		}
+		hold()
+	})
+	t.Run("buckets refill, lend within MaxWait, and forget", func(t *testing.T) {
+		t.Parallel()
+		b := newBuckets(2, 2)
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		if w, ok := b.reserve("a", now, 0); !ok || w != 0 {
+			t.Fatal("the first of a burst of 2 was refused")
+		}
+		if w, ok := b.reserve("a", now, 0); !ok || w != 0 {
+			t.Fatal("the second of a burst of 2 was refused")
+		}
+		if wait, ok := b.reserve("a", now, 0); ok || wait != 500*time.Millisecond {
+			t.Errorf("an empty bucket: wait %s ok %v, want a refusal saying 500ms at 2/s", wait, ok)
+		}
+		if wait, ok := b.reserve("a", now, time.Second); !ok || wait != 500*time.Millisecond {
+			t.Errorf("within MaxWait: wait %s ok %v, want 500ms granted", wait, ok)
+		}
+		if wait, ok := b.reserve("a", now, time.Second); !ok || wait != time.Second {
+			t.Errorf("the next one waits behind it: wait %s ok %v, want 1s", wait, ok)
+		}
+		if _, ok := b.reserve("a", now.Add(2*time.Second), 0); !ok {
+			t.Error("the bucket did not refill")
+		}
+		b.reserve("b", now, 0)
+		b.reserve("c", now.Add(5*time.Minute), 0) // sweeps the full buckets
+		if len(b.m) != 1 {
+			t.Errorf("%d buckets kept after a sweep, want 1", len(b.m))
+		}
+	})
+	t.Run("failures: exhausted is told without spending, charged only on failure", func(t *testing.T) {
+		t.Parallel()
+		l := NewLimiter("failed authentications", Limit{Rate: 0.001, Burst: 2})
+		for range 5 {
+			if _, ex := l.Exhausted("a"); ex {
+				t.Fatal("Exhausted spent the budget")
+			}
+		}
+		l.Charge("a")
+		l.Charge("a")
+		wait, ex := l.Exhausted("a")
+		if !ex || wait <= 0 {
+			t.Errorf("after the burst of failures: exhausted %v wait %s, want exhausted", ex, wait)
+		}
+		if _, ex := l.Exhausted("b"); ex {
+			t.Error("another client is exhausted too")
+		}
+	})
+}
