@@ -59,6 +59,7 @@ func (r *Runner) catalogContainer(_ context.Context, res *resolver.Resolution) (
 }
 
 func (r *Runner) containerFunction(cfg container.Config, server bool) fn.Function {
+	cfg.Env = append(append([]string(nil), cfg.Env...), r.o.Env...)
 	if server {
 		key := fmt.Sprintf("container\x00%s\x00%t\x00%q", cfg.Image, cfg.Network, cfg.Mounts)
 		return r.pool.Function(key, &container.Launcher{Config: cfg, Stderr: r.o.Stderr}, r.o.Timeout)
@@ -88,6 +89,7 @@ func (r *Runner) catalogExec(ctx context.Context, res *resolver.Resolution) (fn.
 }
 
 func (r *Runner) execFunction(path string, args, env []string, server bool) fn.Function {
+	env = append(append([]string(nil), env...), r.o.Env...)
 	if server && len(args) == 0 {
 		return r.pool.Function("exec\x00"+path, &execfn.Launcher{Path: path, Env: env, Stderr: r.o.Stderr}, r.o.Timeout)
 	}

@@ -45,6 +45,9 @@ type Options struct {
 	AllowNetwork bool
 	// Mounts are granted to container functions whose definition requires a storage mount.
 	Mounts []string
+	// Env (NAME=VALUE, from ParseEnv) is passed to exec and container functions (--env); they get
+	// nothing else of the caller's environment.
+	Env []string
 	// Timeout bounds each function call; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Stderr receives the functions' standard error.

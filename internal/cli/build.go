@@ -51,7 +51,7 @@ Composition's catalogs field).`,
 			if hasComposition(dir) {
 				return buildComposition(cmd, &o, dir, resultsDir)
 			}
-			kopts, err := k.options(cmd.Flags())
+			kopts, err := k.options(cmd.Flags(), o.env)
 			if err != nil {
 				return &exitError{code: ExitUsage, err: err}
 			}
@@ -152,7 +152,7 @@ type kustomizeFlags struct {
 	enablePlugins, enableExec     bool
 	enableHelm, helmDebug         bool
 	helmCommand, helmKubeVersion  string
-	helmAPIVersions, env          []string
+	helmAPIVersions               []string
 	managedBy, network, asCurrent bool
 	networkName                   string
 }
@@ -170,12 +170,12 @@ func (k *kustomizeFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&k.managedBy, "enable-managedby-label", false, "kustomize: add app.kubernetes.io/managed-by to every resource")
 	fs.BoolVar(&k.network, "network", false, "kustomize: network access for kustomize's container functions that declare it")
 	fs.StringVar(&k.networkName, "network-name", "bridge", "kustomize: the docker network kustomize's container functions run in")
-	fs.StringArrayVarP(&k.env, "env", "e", nil, "kustomize: environment variables for kustomize's functions")
 	fs.BoolVar(&k.asCurrent, "as-current-user", false, "kustomize: run kustomize's container functions as the current user")
 }
 
-// options maps the flags to krusty's options as kustomize build v5.8.2 does.
-func (k *kustomizeFlags) options(fs *pflag.FlagSet) (*krusty.Options, error) {
+// options maps the flags to krusty's options as kustomize build v5.8.2 does; env is --env, which
+// kustomize's own functions get as the catalog's functions do.
+func (k *kustomizeFlags) options(fs *pflag.FlagSet, env []string) (*krusty.Options, error) {
 	opts := krusty.MakeDefaultOptions()
 	switch k.loadRestrictor {
 	case types.LoadRestrictionsRootOnly.String():
@@ -198,7 +198,7 @@ func (k *kustomizeFlags) options(fs *pflag.FlagSet) (*krusty.Options, error) {
 		c := types.EnabledPluginConfig(types.BploUseStaticallyLinked)
 		c.FnpLoadingOptions = types.FnPluginLoadingOptions{
 			EnableExec: k.enableExec, Network: k.network, NetworkName: k.networkName,
-			Env: k.env, AsCurrentUser: k.asCurrent,
+			Env: env, AsCurrentUser: k.asCurrent,
 		}
 		opts.PluginConfig = c
 	} else {

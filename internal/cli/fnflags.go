@@ -32,6 +32,7 @@ type fnOptions struct {
 
 	allowExec, allowNetwork bool
 	mounts                  []string
+	env                     []string
 	timeout                 time.Duration
 	runtime                 string
 	yamlWire                bool
@@ -53,6 +54,7 @@ func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.allowExec, "allow-exec", false, "allow function configs that name a local executable (exec.path)")
 	fs.BoolVar(&o.allowNetwork, "allow-network", false, "give network access to container functions whose definition requires it")
 	fs.StringArrayVar(&o.mounts, "mount", nil, "storage mount for container functions whose definition requires one: type=bind,source=DIR,target=PATH[,readonly] (repeatable)")
+	fs.StringArrayVarP(&o.env, "env", "e", nil, "environment variable for exec and container functions: NAME=VALUE, or NAME to pass this one's value (repeatable); they get no other variable of this environment but PATH and the locale")
 	fs.DurationVar(&o.timeout, "timeout", runner.DefaultTimeout, "time limit for each function call")
 	fs.StringVar(&o.runtime, "runtime", "", "runtime to use when a function offers several: container, exec or starlark (default: starlark, then container, then exec)")
 	fs.BoolVar(&o.yamlWire, "yaml-wire", false, "send ResourceLists to functions as YAML instead of JSON")
@@ -145,6 +147,10 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 	default:
 		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--server-mode must be auto, always or never, not %q", o.serverMode)}
 	}
+	env, err := runner.ParseEnv(o.env, os.LookupEnv)
+	if err != nil {
+		return nil, &exitError{code: ExitUsage, err: err}
+	}
 	// running functions allocates every list afresh at each step, as the functions themselves do
 	krmfn.TuneGC()
 	oa := &ociAdapter{opts: o}
@@ -157,6 +163,7 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		AllowExec:        o.allowExec,
 		AllowNetwork:     o.allowNetwork,
 		Mounts:           o.mounts,
+		Env:              env,
 		Timeout:          o.timeout,
 		Stderr:           stderr,
 		CacheDir:         o.cache().Root,
