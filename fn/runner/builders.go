@@ -60,6 +60,7 @@ func (r *Runner) catalogContainer(_ context.Context, res *resolver.Resolution) (
 
 func (r *Runner) containerFunction(cfg container.Config, server bool) fn.Function {
 	cfg.Env = append(append([]string(nil), cfg.Env...), r.o.Env...)
+	cfg.Memory, cfg.PidsLimit = r.o.ContainerMemory, r.o.ContainerPidsLimit
 	if server {
 		key := fmt.Sprintf("container\x00%s\x00%t\x00%q", cfg.Image, cfg.Network, cfg.Mounts)
 		return r.pool.Function(key, &container.Launcher{Config: cfg, Stderr: r.o.Stderr}, r.o.Timeout)

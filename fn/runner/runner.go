@@ -48,6 +48,10 @@ type Options struct {
 	// Env (NAME=VALUE, from ParseEnv) is passed to exec and container functions (--env); they get
 	// nothing else of the caller's environment.
 	Env []string
+	// ContainerMemory and ContainerPidsLimit bound each container; 0 means the container package's
+	// defaults.
+	ContainerMemory    int64
+	ContainerPidsLimit int
 	// Timeout bounds each function call; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Stderr receives the functions' standard error.

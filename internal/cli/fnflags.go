@@ -14,6 +14,7 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/container"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
 	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/internal/fnoci"
@@ -33,6 +34,8 @@ type fnOptions struct {
 	allowExec, allowNetwork bool
 	mounts                  []string
 	env                     []string
+	containerMemory         int64
+	containerPids           int
 	timeout                 time.Duration
 	runtime                 string
 	yamlWire                bool
@@ -55,6 +58,8 @@ func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.allowNetwork, "allow-network", false, "give network access to container functions whose definition requires it")
 	fs.StringArrayVar(&o.mounts, "mount", nil, "storage mount for container functions whose definition requires one: type=bind,source=DIR,target=PATH[,readonly] (repeatable)")
 	fs.StringArrayVarP(&o.env, "env", "e", nil, "environment variable for exec and container functions: NAME=VALUE, or NAME to pass this one's value (repeatable); they get no other variable of this environment but PATH and the locale")
+	addSizeFlag(fs, &o.containerMemory, "container-memory", container.DefaultMemory, "memory limit of each container function, swap included (docker run --memory)")
+	fs.IntVar(&o.containerPids, "container-pids-limit", container.DefaultPidsLimit, "limit of processes and threads in each container function (docker run --pids-limit)")
 	fs.DurationVar(&o.timeout, "timeout", runner.DefaultTimeout, "time limit for each function call")
 	fs.StringVar(&o.runtime, "runtime", "", "runtime to use when a function offers several: container, exec or starlark (default: starlark, then container, then exec)")
 	fs.BoolVar(&o.yamlWire, "yaml-wire", false, "send ResourceLists to functions as YAML instead of JSON")
@@ -142,6 +147,9 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 	default:
 		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--runtime must be container, exec or starlark, not %q", o.runtime)}
 	}
+	if o.containerPids <= 0 {
+		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--container-pids-limit must be above 0, not %d", o.containerPids)}
+	}
 	switch o.serverMode {
 	case "", "auto", "always", "never":
 	default:
@@ -159,21 +167,23 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		return nil, err
 	}
 	return runner.New(runner.Options{
-		Resolver:         res,
-		AllowExec:        o.allowExec,
-		AllowNetwork:     o.allowNetwork,
-		Mounts:           o.mounts,
-		Env:              env,
-		Timeout:          o.timeout,
-		Stderr:           stderr,
-		CacheDir:         o.cache().Root,
-		BaseDir:          baseDir,
-		OCI:              oa,
-		Runtime:          o.runtime,
-		YAMLWire:         o.yamlWire,
-		ExplicitExecYAML: o.explicitExecYAML,
-		NoServerMode:     o.serverMode == "never",
-		NoSkip:           o.noSkip,
+		Resolver:           res,
+		AllowExec:          o.allowExec,
+		AllowNetwork:       o.allowNetwork,
+		Mounts:             o.mounts,
+		Env:                env,
+		ContainerMemory:    o.containerMemory,
+		ContainerPidsLimit: o.containerPids,
+		Timeout:            o.timeout,
+		Stderr:             stderr,
+		CacheDir:           o.cache().Root,
+		BaseDir:            baseDir,
+		OCI:                oa,
+		Runtime:            o.runtime,
+		YAMLWire:           o.yamlWire,
+		ExplicitExecYAML:   o.explicitExecYAML,
+		NoServerMode:       o.serverMode == "never",
+		NoSkip:             o.noSkip,
 		// fn proxy runs one function per process; "always" is for pipelines and benchmarks
 		ServerModeAlways: o.serverMode == "always",
 	}), nil
