@@ -85,6 +85,9 @@ var standin struct {
 const EnvRealDocker = "KRM_CATALOG_KPT_DOCKER"
 
 func TestMain(m *testing.M) {
+	if sandboxed, code := cli.ServeSandbox(); sandboxed {
+		os.Exit(code)
+	}
 	os.Exit(testMain(m))
 }
 

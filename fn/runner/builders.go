@@ -142,20 +142,25 @@ func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) 
 	if want == "" || got != want {
 		return nil, fmt.Errorf("%w: starlark script %s has sha256 %s, the catalog pins %q; it was not run", fn.ErrDigestMismatch, src, got, want)
 	}
-	return &starlarkfn.Function{Name: filepath.Base(src), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+	return r.starlark(filepath.Base(src), string(data)), nil
+}
+
+// starlark is a starlark function, in the sandbox process when the runner has one.
+func (r *Runner) starlark(name, script string) fn.Function {
+	return &starlarkfn.Function{Name: name, Script: script, Timeout: r.o.Timeout, Stderr: r.o.Stderr, Sandbox: r.o.StarlarkSandbox}
 }
 
 func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir string) (fn.Function, error) {
 	switch {
 	case e.Starlark != nil && e.Starlark.Script != "":
-		return &starlarkfn.Function{Name: e.Source, Script: e.Starlark.Script, Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+		return r.starlark(e.Source, e.Starlark.Script), nil
 	case e.Starlark != nil:
 		p := local(baseDir, e.Starlark.Path)
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("starlark script: %w", err)
 		}
-		return &starlarkfn.Function{Name: filepath.Base(p), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+		return r.starlark(filepath.Base(p), string(data)), nil
 	case e.Exec != nil:
 		if !r.o.AllowExec {
 			return nil, fmt.Errorf("%w: the function config names the executable %s (%s); running it needs --allow-exec", fn.ErrNotAllowed, e.Exec.Path, e.Source)

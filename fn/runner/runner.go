@@ -22,6 +22,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn/execfn"
 	"github.com/krm-catalog/krm-catalog/fn/servermode"
 	"github.com/krm-catalog/krm-catalog/fn/skip"
+	"github.com/krm-catalog/krm-catalog/fn/starlarkfn"
 	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/resolver"
 	"github.com/krm-catalog/krm-catalog/schemas"
@@ -52,6 +53,9 @@ type Options struct {
 	// defaults.
 	ContainerMemory    int64
 	ContainerPidsLimit int
+	// StarlarkSandbox runs starlark scripts in child processes bounded in memory; nil runs them in
+	// this process, bounded in steps and time only.
+	StarlarkSandbox *starlarkfn.Sandbox
 	// Timeout bounds each function call; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Stderr receives the functions' standard error.

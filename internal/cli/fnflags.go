@@ -16,6 +16,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/container"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
+	"github.com/krm-catalog/krm-catalog/fn/starlarkfn"
 	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/internal/fnoci"
 	"github.com/krm-catalog/krm-catalog/oci"
@@ -36,6 +37,7 @@ type fnOptions struct {
 	env                     []string
 	containerMemory         int64
 	containerPids           int
+	starlarkMemory          int64
 	timeout                 time.Duration
 	runtime                 string
 	yamlWire                bool
@@ -60,6 +62,7 @@ func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVarP(&o.env, "env", "e", nil, "environment variable for exec and container functions: NAME=VALUE, or NAME to pass this one's value (repeatable); they get no other variable of this environment but PATH and the locale")
 	addSizeFlag(fs, &o.containerMemory, "container-memory", container.DefaultMemory, "memory limit of each container function, swap included (docker run --memory)")
 	fs.IntVar(&o.containerPids, "container-pids-limit", container.DefaultPidsLimit, "limit of processes and threads in each container function (docker run --pids-limit)")
+	addSizeFlag(fs, &o.starlarkMemory, "starlark-max-memory", starlarkfn.DefaultMaxMemory, "memory limit of the process each starlark function runs in")
 	fs.DurationVar(&o.timeout, "timeout", runner.DefaultTimeout, "time limit for each function call")
 	fs.StringVar(&o.runtime, "runtime", "", "runtime to use when a function offers several: container, exec or starlark (default: starlark, then container, then exec)")
 	fs.BoolVar(&o.yamlWire, "yaml-wire", false, "send ResourceLists to functions as YAML instead of JSON")
@@ -159,6 +162,10 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 	if err != nil {
 		return nil, &exitError{code: ExitUsage, err: err}
 	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find this program, to run starlark functions in a process of their own: %w", err)
+	}
 	// running functions allocates every list afresh at each step, as the functions themselves do
 	krmfn.TuneGC()
 	oa := &ociAdapter{opts: o}
@@ -174,6 +181,7 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		Env:                env,
 		ContainerMemory:    o.containerMemory,
 		ContainerPidsLimit: o.containerPids,
+		StarlarkSandbox:    &starlarkfn.Sandbox{Command: []string{exe, starlarkfn.SandboxArg}, MaxMemory: o.starlarkMemory},
 		Timeout:            o.timeout,
 		Stderr:             stderr,
 		CacheDir:           o.cache().Root,
