@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/internal/proc"
@@ -163,8 +164,20 @@ func decodeOutcome(b []byte) (outcome, error) {
 	if err != nil {
 		return outcome{}, fmt.Errorf("its output: %w", err)
 	}
+	// The list crossed as YAML, whose encoder quotes strings such as "0" and "yes"; the nodes a
+	// script's values become have no style (fromStarlark), and the writers choose it.
+	for _, it := range list.Items {
+		clearStyle(it.YNode())
+	}
 	o.List = list
 	return o, nil
+}
+
+func clearStyle(n *yaml.Node) {
+	n.Style = 0
+	for _, c := range n.Content {
+		clearStyle(c)
+	}
 }
 
 // ServeSandbox is the sandbox process: it bounds its own memory, reads a request and a list from

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
 )
@@ -80,6 +82,7 @@ func TestSandboxRunsScripts(t *testing.T) {
 		wantErr      string
 	}{
 		{name: "set namespace", script: setNamespace},
+		{name: "strings that look like other types", script: "for r in ctx.resource_list[\"items\"]:\n  r[\"metadata\"][\"annotations\"] = {\"n\": \"0\", \"b\": \"yes\", \"t\": \"12:30\", \"i\": 1}\n"},
 		{name: "new resource and results", script: "ctx.resource_list[\"items\"].append({\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"new\"}, \"data\": {\"n\": 2}})\nctx.resource_list[\"results\"] = [{\"message\": \"done\", \"severity\": \"info\"}]\nprint(\"made\", 1)\n"},
 		{name: "fail", script: "fail(\"no way\")\n"},
 		{name: "script error", script: "x = {}[\"missing\"]\n"},
@@ -103,6 +106,10 @@ func TestSandboxRunsScripts(t *testing.T) {
 			if diff := cmp.Diff(encode(t, want), encode(t, got)); diff != "" {
 				t.Errorf("sandbox output differs (-in-process +sandbox):\n%s", diff)
 			}
+			// the writers choose quoting by the nodes' styles and tags: the same as in-process
+			if diff := cmp.Diff(styles(want), styles(got)); diff != "" {
+				t.Errorf("sandbox output's styles and tags differ (-in-process +sandbox):\n%s", diff)
+			}
 			if got.Stderr != want.Stderr {
 				t.Errorf("kept prints %q, want %q", got.Stderr, want.Stderr)
 			}
@@ -111,6 +118,22 @@ func TestSandboxRunsScripts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// styles lists every node's value, tag and style.
+func styles(rl *fn.ResourceList) []string {
+	var out []string
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		out = append(out, fmt.Sprintf("%s %s %d", n.Value, n.Tag, n.Style))
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	for _, it := range rl.Items {
+		walk(it.YNode())
+	}
+	return out
 }
 
 func encode(t *testing.T, rl *fn.ResourceList) string {
