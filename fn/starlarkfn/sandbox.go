@@ -182,7 +182,7 @@ func clearStyle(n *yaml.Node) {
 
 // ServeSandbox is the sandbox process: it bounds its own memory, reads a request and a list from
 // stdin, runs the script and writes the outcome to stdout. print() goes to file descriptor 3 when
-// the parent gave one, else to stderr. It returns the exit code.
+// Sandbox.run started the process, else to stderr. It returns the exit code.
 func ServeSandbox(stdin io.Reader, stdout, stderr io.Writer) int {
 	r := bufio.NewReaderSize(stdin, 1<<20)
 	line, err := r.ReadBytes('\n')
@@ -217,11 +217,11 @@ func ServeSandbox(stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	data = nil
 	var prints io.Writer = stderr
-	if f := os.NewFile(3, "prints"); f != nil {
-		if _, err := f.Stat(); err == nil {
-			prints = f
-			defer f.Close()
-		}
+	if _, fromParent := os.LookupEnv(envSandbox); fromParent {
+		// Sandbox.run passes the prints pipe as the first extra file
+		f := os.NewFile(3, "prints")
+		defer f.Close()
+		prints = f
 	}
 	f := &Function{Name: req.Name, Script: req.Script, MaxSteps: req.MaxSteps, Timeout: req.Timeout}
 	o := f.execute(context.Background(), in, prints)

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestExecFunctionEnvironment runs an exec function with fn run and fn render: a secret of the
+// TestExecFunctionEnvironment runs an exec function with fn run, fn render and fn proxy: a secret of the
 // caller's environment does not reach it; what --env passes, by value or by name, does.
 func TestExecFunctionEnvironment(t *testing.T) {
 	// not parallel: it sets variables of the test process
@@ -31,15 +31,17 @@ metadata:
 	writeTestFile(t, pkg, "Kptfile", "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n  - exec: "+fnPath+"\n", 0o644)
 	writeTestFile(t, pkg, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n", 0o644)
 	envFlags := []string{"--allow-exec", "--env", "PASSED_BY_VALUE=given", "--env", "PASSED_BY_NAME", "--env", "UNSET_NAME"}
+	proxyIn := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cfg\n  runtime:\n    exec:\n      path: " + fnPath + "\n"
 	for _, tc := range []struct {
-		name string
-		args []string
+		name, stdin string
+		args        []string
 	}{
-		{"fn run", append([]string{"fn", "run", pkg, "--dry-run", "--fn-config", cfg}, envFlags...)},
-		{"fn render", append([]string{"fn", "render", pkg, "--dry-run"}, envFlags...)},
+		{"fn run", "", append([]string{"fn", "run", pkg, "--dry-run", "--fn-config", cfg}, envFlags...)},
+		{"fn render", "", append([]string{"fn", "render", pkg, "--dry-run"}, envFlags...)},
+		{"fn proxy", proxyIn, append([]string{"fn", "proxy"}, envFlags...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := run(t, "", tc.args...)
+			code, stdout, stderr := run(t, tc.stdin, tc.args...)
 			if code != ExitOK {
 				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 			}
