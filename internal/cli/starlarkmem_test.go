@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// A StarlarkRun that allocates without bound, run by fn run or by fn render of a package that
-// carries it (no catalog needed), stops at --starlark-max-memory with an error naming it; a script
+// A StarlarkRun that allocates without bound, run by fn run, by fn render of a package that
+// carries it (no catalog needed), or by build of a Composition that names it, stops at --starlark-max-memory with an error naming it; a script
 // that stays under the bound runs.
 func TestStarlarkMemoryBound(t *testing.T) {
 	dir := t.TempDir()
@@ -23,7 +23,7 @@ func TestStarlarkMemoryBound(t *testing.T) {
 	}{
 		{"doubling", "s = \"a\"\nfor i in range(40):\n  s = s + s", ExitFindings, "memory bound of 128 MiB (raise it with --starlark-max-memory)"},
 		{"repetition", "x = [0] * (1 << 28)", ExitFindings, "memory bound of 128 MiB (raise it with --starlark-max-memory)"},
-		{"under the bound", "x = [0] * (1 << 20)\nprint(\"made\", len(x))", ExitOK, "made 1048576"},
+		{"under the bound", "x = [0] * (1 << 20)\nprint(\"made\", len(x))\nctx.resource_list[\"items\"].append({\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"made\"}})", ExitOK, "made 1048576"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pkg := filepath.Join(t.TempDir(), "pkg")
@@ -33,9 +33,17 @@ func TestStarlarkMemoryBound(t *testing.T) {
 			cfg := writeTestFile(t, pkg, "star.yaml", starlarkRun(tc.script)+"  # config.kubernetes.io/local-config: \"true\"\n", 0o644)
 			writeTestFile(t, pkg, "Kptfile", "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\npipeline:\n  mutators:\n  - configPath: star.yaml\n", 0o644)
 			writeTestFile(t, pkg, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n", 0o644)
+			// build of a KEP-2299 Composition whose transformer is the StarlarkRun
+			comp := filepath.Join(t.TempDir(), "comp")
+			if err := os.Mkdir(comp, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeTestFile(t, comp, "composition.yaml", "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Composition\nmetadata:\n  name: comp\ntransformers:\n- "+
+				strings.ReplaceAll(strings.TrimSuffix(starlarkRun(tc.script), "\n"), "\n", "\n  ")+"\n", 0o644)
 			for _, args := range [][]string{
 				{"fn", "run", pkg, "--dry-run", "--fn-config", cfg, "--starlark-max-memory", "128MiB"},
 				{"fn", "render", pkg, "--dry-run", "--starlark-max-memory", "128MiB"},
+				{"build", comp, "--starlark-max-memory", "128MiB"},
 			} {
 				code, stdout, stderr := run(t, "", args...)
 				if code != tc.wantCode || !strings.Contains(stderr, tc.want) {
