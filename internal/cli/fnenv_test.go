@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestExecFunctionEnvironment runs an exec function with fn run, fn render and fn proxy: a secret of the
+// TestExecFunctionEnvironment runs an exec function with fn run, fn render, fn proxy and build: a secret of the
 // caller's environment does not reach it; what --env passes, by value or by name, does.
 func TestExecFunctionEnvironment(t *testing.T) {
 	// not parallel: it sets variables of the test process
@@ -31,6 +31,29 @@ metadata:
 	writeTestFile(t, pkg, "Kptfile", "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n  - exec: "+fnPath+"\n", 0o644)
 	writeTestFile(t, pkg, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n", 0o644)
 	envFlags := []string{"--allow-exec", "--env", "PASSED_BY_VALUE=given", "--env", "PASSED_BY_NAME", "--env", "UNSET_NAME"}
+	// build: a Composition whose first transformer makes a resource, and whose second is the function
+	comp := filepath.Join(dir, "comp")
+	if err := os.Mkdir(comp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, comp, "composition.yaml", `apiVersion: kustomize.config.k8s.io/v1alpha1
+kind: Composition
+metadata:
+  name: comp
+transformers:
+- apiVersion: fn.kpt.dev/v1alpha1
+  kind: StarlarkRun
+  metadata:
+    name: make
+  source: |
+    ctx.resource_list["items"].append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "made"}})
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: cfg
+  runtime:
+    exec:
+      path: `+fnPath+"\n", 0o644)
 	proxyIn := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cfg\n  runtime:\n    exec:\n      path: " + fnPath + "\n"
 	for _, tc := range []struct {
 		name, stdin string
@@ -39,6 +62,7 @@ metadata:
 		{"fn run", "", append([]string{"fn", "run", pkg, "--dry-run", "--fn-config", cfg}, envFlags...)},
 		{"fn render", "", append([]string{"fn", "render", pkg, "--dry-run"}, envFlags...)},
 		{"fn proxy", proxyIn, append([]string{"fn", "proxy"}, envFlags...)},
+		{"build", "", append([]string{"build", comp}, envFlags...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := run(t, tc.stdin, tc.args...)
