@@ -6,10 +6,14 @@ import (
 	"os"
 	"testing"
 
+	"github.com/krm-catalog/krm-catalog/cmd/krm-catalog/cmd"
 	"github.com/krm-catalog/krm-catalog/migrations"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
 )
 
 func TestMain(m *testing.M) {
+	if sandboxed, code := cmd.ServeSandbox(); sandboxed {
+		os.Exit(code)
+	}
 	os.Exit(storetest.Main(m, migrations.Up))
 }

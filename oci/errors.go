@@ -19,6 +19,8 @@ var (
 	ErrNoPlatform = errors.New("no binary for the platform")
 	// ErrUnsafeTitle: a layer title would write outside the output directory.
 	ErrUnsafeTitle = errors.New("unsafe file title")
+	// ErrTooLarge: an artifact is larger than a pull may write.
+	ErrTooLarge = errors.New("artifact too large")
 	// ErrInvalidReference: a reference that names no repository, or is malformed.
 	ErrInvalidReference = errors.New("invalid reference")
 	// ErrNotFound: the registry has no such manifest or blob.

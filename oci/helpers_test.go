@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,11 +29,14 @@ func newClient(t *testing.T) *oci.Client {
 	return oci.NewClient(oci.Options{Cache: cache})
 }
 
-// countingTransport counts requests, to prove a pull used no network.
-type countingTransport struct{ n atomic.Int64 }
+// countingTransport counts requests, to prove a pull used no network, and blob requests among them.
+type countingTransport struct{ n, blobs atomic.Int64 }
 
 func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
+	if strings.Contains(r.URL.Path, "/blobs/") {
+		c.blobs.Add(1)
+	}
 	return http.DefaultTransport.RoundTrip(r)
 }
 

@@ -3,8 +3,11 @@ package oci
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"unicode"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/registry/remote"
@@ -22,7 +25,13 @@ type PullOptions struct {
 	Platform *ocispec.Platform
 	// Keys, when given, must verify a signature of the artifact before any file is written.
 	Keys []sign.PublicKey
+	// MaxBytes bounds the size of all the files written together; 0 means DefaultPullMaxBytes.
+	MaxBytes int64
 }
+
+// DefaultPullMaxBytes bounds a pull: the largest artifacts krm-catalog makes are exec binaries of
+// tens of megabytes; a layer that declares more is refused before a byte is written.
+const DefaultPullMaxBytes = 1 << 30
 
 // PulledFile is one file Pull wrote.
 type PulledFile struct {
@@ -72,10 +81,12 @@ func (c *Client) pull(ctx context.Context, refStr string, opts PullOptions) (Pul
 		}
 		res.Signature = &sig
 	}
-	for _, l := range a.Layers {
-		if err := checkTitle(l.Annotations[ocispec.AnnotationTitle]); err != nil {
-			return PullResult{}, fmt.Errorf("layer %s: %w", l.Digest, err)
-		}
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultPullMaxBytes
+	}
+	if err := checkLayers(a.Layers, maxBytes); err != nil {
+		return PullResult{}, err
 	}
 	dir := opts.Dir
 	if dir == "" {
@@ -88,10 +99,12 @@ func (c *Client) pull(ctx context.Context, refStr string, opts PullOptions) (Pul
 	if a.Kind == KindExec {
 		mode = 0o755
 	}
+	budget := maxBytes
 	for _, l := range a.Layers {
 		title := l.Annotations[ocispec.AnnotationTitle]
 		path := filepath.Join(dir, title)
-		fromCache, err := c.writeLayer(ctx, repo, l, title, path, mode)
+		fromCache, err := c.writeLayer(ctx, repo, l, title, path, mode, budget)
+		budget -= l.Size
 		if err != nil {
 			return PullResult{}, err
 		}
@@ -109,15 +122,68 @@ func (c *Client) pull(ctx context.Context, refStr string, opts PullOptions) (Pul
 // writeLayer writes a layer to a temporary file next to path and renames it into place only when
 // its digest checked out, so a failed pull never leaves a half-written or unverified file under
 // the name a user (or a runner) would execute.
-func (c *Client) writeLayer(ctx context.Context, repo *remote.Repository, l ocispec.Descriptor, title, path string, mode os.FileMode) (fromCache bool, err error) {
+func (c *Client) writeLayer(ctx context.Context, repo *remote.Repository, l ocispec.Descriptor, title, path string, mode os.FileMode, budget int64) (fromCache bool, err error) {
 	err = atomicfile.Write(path, mode, func(tmp *os.File) error {
 		preallocate(tmp, l.Size)
 		var cerr error
-		fromCache, cerr = c.copyBlob(ctx, repo, l, title, tmp)
+		// the declared sizes were checked, and the stream is cut at the declared size; the cap is
+		// checked again on what is written, so that no path writes past it
+		fromCache, cerr = c.copyBlob(ctx, repo, l, title, &capWriter{w: tmp, left: budget, what: title})
 		return cerr
 	})
 	if err != nil {
 		return false, err
 	}
 	return fromCache, nil
+}
+
+// checkLayers refuses, before anything is written, layers a pull must not write: a title that is
+// not a plain file name, two layers of one title (the last would silently win; titles differing
+// only in case are one file on case-insensitive file systems), and sizes above maxBytes together.
+func checkLayers(layers []ocispec.Descriptor, maxBytes int64) error {
+	seen := map[string]bool{}
+	var total int64
+	for _, l := range layers {
+		title := l.Annotations[ocispec.AnnotationTitle]
+		if err := checkTitle(title); err != nil {
+			return fmt.Errorf("layer %s: %w", l.Digest, err)
+		}
+		key := foldKey(title)
+		if seen[key] {
+			return fmt.Errorf("layer %s: %w %q: two layers have this title", l.Digest, ErrUnsafeTitle, title)
+		}
+		seen[key] = true
+		if l.Size < 0 || l.Size > maxBytes-total {
+			return fmt.Errorf("layer %s (%s) declares %d bytes: %w: the pull may write %d bytes (--max-size)", l.Digest, title, l.Size, ErrTooLarge, maxBytes)
+		}
+		total += l.Size
+	}
+	return nil
+}
+
+// capWriter fails a write that would take the bytes written past left.
+type capWriter struct {
+	w    io.Writer
+	left int64
+	what string
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > c.left {
+		return 0, fmt.Errorf("%s: %w: more bytes than the pull may write", c.what, ErrTooLarge)
+	}
+	c.left -= int64(len(p))
+	return c.w.Write(p)
+}
+
+// foldKey maps every rune to the least of its case-folding orbit: two titles have the same key
+// exactly when strings.EqualFold says they are equal.
+func foldKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, s)
 }

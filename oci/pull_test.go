@@ -118,6 +118,22 @@ func TestExecPlatforms(t *testing.T) {
 // pushRaw pushes a manifest made by hand, for artifacts krm-catalog would not write itself.
 func pushRaw(t *testing.T, ref, artifactType string, layers map[string]string, layerType string) {
 	t.Helper()
+	var list []rawLayer
+	for title, data := range layers {
+		list = append(list, rawLayer{title: title, data: data})
+	}
+	pushLayers(t, ref, artifactType, layerType, list...)
+}
+
+// rawLayer is a layer of a hand-made manifest; declared, when set, replaces the size its
+// descriptor gives.
+type rawLayer struct {
+	title, data string
+	declared    int64
+}
+
+func pushLayers(t *testing.T, ref, artifactType, layerType string, layers ...rawLayer) {
+	t.Helper()
 	ctx := context.Background()
 	repo, err := remote.NewRepository(ref)
 	if err != nil {
@@ -125,11 +141,14 @@ func pushRaw(t *testing.T, ref, artifactType string, layers map[string]string, l
 	}
 	repo.PlainHTTP = true
 	var descs []ocispec.Descriptor
-	for title, data := range layers {
-		d := content.NewDescriptorFromBytes(layerType, []byte(data))
-		d.Annotations = map[string]string{ocispec.AnnotationTitle: title}
-		if err := repo.Push(ctx, d, strings.NewReader(data)); err != nil {
+	for _, l := range layers {
+		d := content.NewDescriptorFromBytes(layerType, []byte(l.data))
+		d.Annotations = map[string]string{ocispec.AnnotationTitle: l.title}
+		if err := repo.Push(ctx, d, strings.NewReader(l.data)); err != nil && !strings.Contains(err.Error(), "already exists") {
 			t.Fatal(err)
+		}
+		if l.declared != 0 {
+			d.Size = l.declared
 		}
 		descs = append(descs, d)
 	}
@@ -154,6 +173,9 @@ func TestPullRefusesForeignArtifacts(t *testing.T) {
 		{"image layer under our artifactType", oci.MediaTypeCatalog, "application/vnd.oci.image.layer.v1.tar", "catalog.yaml", oci.ErrUnsupportedMediaType, `"application/vnd.oci.image.layer.v1.tar"`},
 		{"title climbing out", oci.MediaTypeCatalog, oci.MediaTypeCatalog, "../escape.yaml", oci.ErrUnsafeTitle, `"../escape.yaml"`},
 		{"absolute title", oci.MediaTypeCatalog, oci.MediaTypeCatalog, "/tmp/escape.yaml", oci.ErrUnsafeTitle, `"/tmp/escape.yaml"`},
+		{"dotfile title", oci.MediaTypeCatalog, oci.MediaTypeCatalog, ".bashrc", oci.ErrUnsafeTitle, `".bashrc": a title must not start with a dot`},
+		{"dotfile exec title", oci.MediaTypeCatalog, oci.MediaTypeCatalog, ".envrc", oci.ErrUnsafeTitle, `".envrc"`},
+		{"control character in title", oci.MediaTypeCatalog, oci.MediaTypeCatalog, "catalog\n.yaml", oci.ErrUnsafeTitle, "control characters"},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -415,4 +437,56 @@ func TestSharedCacheKeepsEveryonesEntries(t *testing.T) {
 			t.Errorf("index.json lacks %s:\n%s", d, raw)
 		}
 	}
+}
+
+// A pull writes nothing for an artifact with two layers of one title (the last would win), or with
+// layers larger than the pull may write; a layer that declares 50 GiB is refused before a byte of
+// it is fetched, and a dotfile already in the directory is left as it was.
+func TestPullRefusesDuplicateTitlesAndOversizedLayers(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Distribution(t)
+	big := strings.Repeat("x", 2<<20)
+	tests := []struct {
+		name     string
+		layers   []rawLayer
+		maxBytes int64
+		want     error
+		wantMsg  string
+	}{
+		{"duplicate title", []rawLayer{{title: "catalog.yaml", data: "a: 1\n"}, {title: "catalog.yaml", data: "a: 2\n"}}, 0, oci.ErrUnsafeTitle, `"catalog.yaml": two layers have this title`},
+		{"titles differing in case", []rawLayer{{title: "Catalog.yaml", data: "a: 1\n"}, {title: "catalog.yaml", data: "a: 2\n"}}, 0, oci.ErrUnsafeTitle, "two layers have this title"},
+		{"over the cap", []rawLayer{{title: "catalog.yaml", data: big}}, 1 << 20, oci.ErrTooLarge, "declares 2097152 bytes: artifact too large: the pull may write 1048576 bytes (--max-size)"},
+		{"together over the cap", []rawLayer{{title: "a.yaml", data: big[:600<<10]}, {title: "b.yaml", data: big[:600<<10] + "y"}}, 1 << 20, oci.ErrTooLarge, "(b.yaml) declares"},
+		{"declares 50 GiB", []rawLayer{{title: "catalog.yaml", data: "a: 1\n", declared: 50 << 30}}, 0, oci.ErrTooLarge, "declares 53687091200 bytes"},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ref := reg.Host + "/refused:t" + string(rune('a'+i))
+			pushLayers(t, ref, oci.MediaTypeCatalog, oci.MediaTypeCatalog, tc.layers...)
+			dir := t.TempDir()
+			bashrc := filepath.Join(dir, ".bashrc")
+			if err := os.WriteFile(bashrc, []byte("# mine\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			client, blobGets := countingClient(t)
+			_, err := client.Pull(context.Background(), ref, oci.PullOptions{Dir: dir, MaxBytes: tc.maxBytes})
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Fatalf("err = %v, want %v naming %s", err, tc.want, tc.wantMsg)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("a refused pull wrote %v", entries)
+			}
+			if n := blobGets(); n != 0 {
+				t.Errorf("%d blob requests for a pull refused by its manifest", n)
+			}
+		})
+	}
+}
+
+// countingClient is a client that counts the blob requests it makes.
+func countingClient(t *testing.T) (*oci.Client, func() int) {
+	t.Helper()
+	ct := &countingTransport{}
+	return oci.NewClient(oci.Options{HTTPClient: &http.Client{Transport: ct}}), func() int { return int(ct.blobs.Load()) }
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
@@ -228,17 +230,28 @@ func checkFiles(opts PushOptions) error {
 	return nil
 }
 
-// checkTitle refuses titles that are not a single file name: pull writes files under their titles,
-// and a title with a path separator or ".." could write outside the output directory.
+// checkTitle refuses titles that are not a plain file name: pull writes files under their titles,
+// so a title with a path separator or ".." could write outside the output directory, one starting
+// with a dot would write a hidden file that shells and tools read (.bashrc, .envrc, .npmrc), and a
+// control character hides the name from whoever lists the directory.
 func checkTitle(title string) error {
 	switch {
 	case title == "", title == ".", title == "..":
 		return fmt.Errorf("%w %q: it must name a file", ErrUnsafeTitle, title)
 	case strings.ContainsAny(title, `/\`+"\x00"), filepath.Base(title) != title, filepath.IsAbs(title), filepath.VolumeName(title) != "":
 		return fmt.Errorf("%w %q: a title is a file name without directories", ErrUnsafeTitle, title)
+	case strings.HasPrefix(title, "."):
+		return fmt.Errorf("%w %q: a title must not start with a dot (a hidden file such as .bashrc)", ErrUnsafeTitle, title)
+	case len(title) > maxTitleBytes:
+		return fmt.Errorf("%w %q: a title is at most %d bytes", ErrUnsafeTitle, title, maxTitleBytes)
+	case strings.IndexFunc(title, unicode.IsControl) >= 0 || !utf8.ValidString(title):
+		return fmt.Errorf("%w %q: a title must be valid UTF-8 without control characters", ErrUnsafeTitle, title)
 	}
 	return nil
 }
+
+// maxTitleBytes is the longest file name Linux and macOS file systems take.
+const maxTitleBytes = 255
 
 func sortedByPlatform(files []File) []File {
 	out := slices.Clone(files)

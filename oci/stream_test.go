@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -85,4 +86,50 @@ func TestStreamVerified(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A pull's writer refuses the write that would pass its cap, and writes nothing of it.
+func TestCapWriter(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	w := &capWriter{w: &buf, left: 10, what: "f"}
+	if _, err := w.Write([]byte("123456")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write([]byte("12345")); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", err)
+	}
+	if buf.String() != "123456" {
+		t.Errorf("wrote %q past the cap", buf.String())
+	}
+}
+
+// FuzzCheckLayers: layer titles and sizes come from registries; a title that passes is one plain
+// file name in the output directory, and the sizes that pass fit the cap.
+func FuzzCheckLayers(f *testing.F) {
+	for _, s := range []string{"catalog.yaml", ".bashrc", "../x", "a/b", "fn\x00", "C.yaml", "x\u202e.yaml"} {
+		f.Add(s, "c.yaml", int64(10), int64(20))
+	}
+	f.Fuzz(func(t *testing.T, a, b string, sa, sb int64) {
+		const maxBytes = 1 << 20
+		layers := []ocispec.Descriptor{
+			{Size: sa, Annotations: map[string]string{ocispec.AnnotationTitle: a}},
+			{Size: sb, Annotations: map[string]string{ocispec.AnnotationTitle: b}},
+		}
+		if err := checkLayers(layers, maxBytes); err != nil {
+			return
+		}
+		for _, title := range []string{a, b} {
+			dir := "/out"
+			if p := filepath.Join(dir, title); filepath.Dir(p) != dir || strings.HasPrefix(title, ".") || title != filepath.Base(p) {
+				t.Fatalf("title %q passed but writes %s", title, p)
+			}
+		}
+		if strings.EqualFold(a, b) {
+			t.Fatalf("titles %q and %q passed: one file", a, b)
+		}
+		if sa < 0 || sb < 0 || sa+sb > maxBytes {
+			t.Fatalf("sizes %d and %d passed a cap of %d", sa, sb, maxBytes)
+		}
+	})
 }

@@ -105,9 +105,14 @@ func TestContainerIsLockedDown(t *testing.T) {
 		if out.code != 0 {
 			t.Fatal(out)
 		}
-		want := "probe: uid=65534 nonewprivs=1 capeff=0000000000000000 " + tc.interfaces + "\n"
-		if !strings.Contains(out.stderr, want) {
-			t.Errorf("v2=%v: the probe reported something else than %q:\n%s", tc.v2, want, out.stderr)
+		for _, want := range []string{
+			"probe: uid=65534 nonewprivs=1 capeff=0000000000000000 " + tc.interfaces + "\n",
+			// read-only root, a tmpfs /tmp, and the default limits: 2GiB, 256 processes
+			"probe: root=read-only tmp=writable memory=2147483648 pids=256\n",
+		} {
+			if !strings.Contains(out.stderr, want) {
+				t.Errorf("v2=%v: the probe reported something else than %q:\n%s", tc.v2, want, out.stderr)
+			}
 		}
 	}
 	internal, err := exec.Command(engine, "network", "inspect", "--format", "{{.Internal}}", "krm-catalog-fn-internal").Output()
@@ -116,5 +121,38 @@ func TestContainerIsLockedDown(t *testing.T) {
 	}
 	if strings.TrimSpace(string(internal)) != "true" {
 		t.Errorf("the network of function servers is not internal: %s", internal)
+	}
+}
+
+// The container's memory and process limits follow the flags, and the memory limit holds: a
+// function that allocates past it is killed, one that stays under it runs.
+func TestContainerLimits(t *testing.T) {
+	engine := fntest.Docker(t)
+	host := fntest.Registry(t)
+	probe := fntest.GoBuild(t, bins.Root, "./e2e/functions/testdata/probe")
+	image := fntest.Image(t, engine, probe, host, "functions/probe")
+	cat := containerCatalog(t, image, false)
+	limits := []string{"--container-memory", "64MiB", "--container-pids-limit", "32"}
+	for _, tc := range []struct {
+		name, allocate string
+		wantCode       int
+		want           string
+	}{
+		{"under the limit", "16", 0, "probe: allocated 16 MiB"},
+		{"over the limit", "256", 1, "exit status 137"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := writeFile(t, t.TempDir(), "probe.yaml", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nnamespace: x\nallocateMiB: '"+tc.allocate+"'\n")
+			out := run{stdin: service}.krm(t, append(append([]string{"fn", "run", "-", "--fn-config", cfg}, limits...), flags(t, cat)...)...)
+			if out.code != tc.wantCode || !strings.Contains(out.stderr, tc.want) {
+				t.Fatalf("want exit %d and %q:\n%s", tc.wantCode, tc.want, out)
+			}
+			if tc.wantCode == 0 && !strings.Contains(out.stderr, "probe: root=read-only tmp=writable memory=67108864 pids=32\n") {
+				t.Errorf("the limits the probe reports are not the flags':\n%s", out.stderr)
+			}
+			if left := leftovers(t, engine); left != "" {
+				t.Errorf("containers left behind: %s", left)
+			}
+		})
 	}
 }

@@ -90,6 +90,9 @@ var standin struct {
 const EnvRealDocker = "KRM_CATALOG_KPT_DOCKER"
 
 func TestMain(m *testing.M) {
+	if sandboxed, code := cmd.ServeSandbox(); sandboxed {
+		os.Exit(code)
+	}
 	os.Exit(testMain(m))
 }
 

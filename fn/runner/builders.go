@@ -60,6 +60,8 @@ func (r *Runner) catalogContainer(_ context.Context, res *resolver.Resolution) (
 }
 
 func (r *Runner) containerFunction(cfg container.Config, server bool) fn.Function {
+	cfg.Env = append(append([]string(nil), cfg.Env...), r.o.Env...)
+	cfg.Memory, cfg.PidsLimit = r.o.ContainerMemory, r.o.ContainerPidsLimit
 	if server {
 		key := fmt.Sprintf("container\x00%s\x00%t\x00%q", cfg.Image, cfg.Network, cfg.Mounts)
 		return r.pool.Function(key, &container.Launcher{Config: cfg, Stderr: r.o.Stderr}, r.o.Timeout)
@@ -89,6 +91,7 @@ func (r *Runner) catalogExec(ctx context.Context, res *resolver.Resolution) (fn.
 }
 
 func (r *Runner) execFunction(path string, args, env []string, server bool) fn.Function {
+	env = append(append([]string(nil), env...), r.o.Env...)
 	if server && len(args) == 0 {
 		return r.pool.Function("exec\x00"+path, &exec.Launcher{Path: path, Env: env, Stderr: r.o.Stderr}, r.o.Timeout)
 	}
@@ -141,7 +144,12 @@ func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) 
 	if want == "" || got != want {
 		return nil, fmt.Errorf("%w: starlark script %s has sha256 %s, the catalog pins %q; it was not run", fn.ErrDigestMismatch, src, got, want)
 	}
-	return &starlark.Function{Name: filepath.Base(src), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+	return r.starlark(filepath.Base(src), string(data)), nil
+}
+
+// starlark is a starlark function, in the sandbox process when the runner has one.
+func (r *Runner) starlark(name, script string) fn.Function {
+	return &starlark.Function{Name: name, Script: script, Timeout: r.o.Timeout, Stderr: r.o.Stderr, Sandbox: r.o.StarlarkSandbox}
 }
 
 // explicit builds the function for a runtime the config names itself. The user wrote it, so images
@@ -149,14 +157,14 @@ func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) 
 func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir string) (fn.Function, error) {
 	switch {
 	case e.Starlark != nil && e.Starlark.Script != "":
-		return &starlark.Function{Name: e.Source, Script: e.Starlark.Script, Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+		return r.starlark(e.Source, e.Starlark.Script), nil
 	case e.Starlark != nil:
 		p := local(baseDir, e.Starlark.Path)
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("starlark script: %w", err)
 		}
-		return &starlark.Function{Name: filepath.Base(p), Script: string(data), Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+		return r.starlark(filepath.Base(p), string(data)), nil
 	case e.Exec != nil:
 		if !r.o.AllowExec {
 			return nil, fmt.Errorf("%w: the function config names the executable %s (%s); running it needs --allow-exec", fn.ErrNotAllowed, e.Exec.Path, e.Source)

@@ -21,6 +21,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/runtime/exec"
 	"github.com/krm-catalog/krm-catalog/fn/runtime/server"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/starlark"
 	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/resolver"
 	"github.com/krm-catalog/krm-catalog/schemas"
@@ -44,6 +45,16 @@ type Options struct {
 	AllowNetwork bool
 	// Mounts are granted to container functions whose definition requires a storage mount.
 	Mounts []string
+	// Env (NAME=VALUE, from ParseEnv) is passed to exec and container functions (--env); they get
+	// nothing else of the caller's environment.
+	Env []string
+	// ContainerMemory and ContainerPidsLimit bound each container; 0 means the container package's
+	// defaults.
+	ContainerMemory    int64
+	ContainerPidsLimit int
+	// StarlarkSandbox runs starlark scripts in child processes bounded in memory; nil runs them in
+	// this process, bounded in steps and time only.
+	StarlarkSandbox *starlark.Sandbox
 	// Timeout bounds each function call; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Stderr receives the functions' standard error.

@@ -48,7 +48,7 @@ Composition's catalogs field).`,
 			if hasComposition(dir) {
 				return buildComposition(cmd, &o, dir, resultsDir)
 			}
-			kflags, err := k.flags(cmd.Flags())
+			kflags, err := k.flags(cmd.Flags(), o.env)
 			if err != nil {
 				return &exitError{code: ExitUsage, err: err}
 			}
@@ -162,14 +162,15 @@ func (k *kustomizeFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&k.AddManagedByLabel, "enable-managedby-label", false, "kustomize: add app.kubernetes.io/managed-by to every resource")
 	fs.BoolVar(&k.Network, "network", false, "kustomize: network access for kustomize's container functions that declare it")
 	fs.StringVar(&k.NetworkName, "network-name", kustomize.DefaultNetworkName, "kustomize: the docker network kustomize's container functions run in")
-	fs.StringArrayVarP(&k.Env, "env", "e", nil, "kustomize: environment variables for kustomize's functions")
 	fs.BoolVar(&k.AsCurrentUser, "as-current-user", false, "kustomize: run kustomize's container functions as the current user")
 }
 
 // flags returns the flags for kustomize, checked: --reorder counts only when given, as in
-// kustomize build (otherwise the kustomization's sortOptions decide).
-func (k *kustomizeFlags) flags(fs *pflag.FlagSet) (*kustomize.Flags, error) {
+// kustomize build (otherwise the kustomization's sortOptions decide). env is --env, which
+// kustomize's own functions get as the catalog's functions do.
+func (k *kustomizeFlags) flags(fs *pflag.FlagSet, env []string) (*kustomize.Flags, error) {
 	f := k.Flags
+	f.Env = env
 	if fs.Changed("reorder") {
 		f.Reorder = &k.reorder
 	}

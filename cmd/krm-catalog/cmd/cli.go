@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/krm-catalog/krm-catalog/fn/runtime/starlark"
 )
 
 // Exit codes, shared by every command.
@@ -17,6 +20,16 @@ const (
 	ExitFindings = 1 // the input has errors
 	ExitUsage    = 2 // bad usage, or input that could not be read
 )
+
+// ServeSandbox serves a starlark sandbox when this process was started as one: the commands that
+// run starlark functions start the program that runs them (os.Executable) that way, so a test
+// binary that calls Main must call this first in its TestMain.
+func ServeSandbox() (sandboxed bool, code int) {
+	if len(os.Args) != 2 || os.Args[1] != starlark.SandboxArg {
+		return false, 0
+	}
+	return true, starlark.ServeSandbox(os.Stdin, os.Stdout, os.Stderr)
+}
 
 // IO is where a command reads and writes.
 type IO struct {
@@ -41,6 +54,10 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, streams IO) int {
+	if len(args) == 1 && args[0] == starlark.SandboxArg {
+		// started by this program to run one starlark script (fn/starlarkfn's sandbox)
+		return starlark.ServeSandbox(streams.In, streams.Out, streams.Err)
+	}
 	root := newRoot(streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

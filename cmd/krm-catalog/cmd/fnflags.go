@@ -16,6 +16,8 @@ import (
 	"github.com/krm-catalog/krm-catalog/cmd/krm-catalog/internal/fnoci"
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/container"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/starlark"
 	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
@@ -32,6 +34,10 @@ type fnOptions struct {
 
 	allowExec, allowNetwork bool
 	mounts                  []string
+	env                     []string
+	containerMemory         int64
+	containerPids           int
+	starlarkMemory          int64
 	timeout                 time.Duration
 	runtime                 string
 	yamlWire                bool
@@ -54,6 +60,10 @@ func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.allowExec, "allow-exec", false, "allow function configs that name a local executable (exec.path)")
 	fs.BoolVar(&o.allowNetwork, "allow-network", false, "give network access to container functions whose definition requires it")
 	fs.StringArrayVar(&o.mounts, "mount", nil, "storage mount for container functions whose definition requires one: type=bind,source=DIR,target=PATH[,readonly] (repeatable)")
+	fs.StringArrayVarP(&o.env, "env", "e", nil, "environment variable for exec and container functions: NAME=VALUE, or NAME to pass this one's value (repeatable); they get no other variable of this environment but PATH and the locale")
+	addSizeFlag(fs, &o.containerMemory, "container-memory", container.DefaultMemory, "memory limit of each container function, swap included (docker run --memory)")
+	fs.IntVar(&o.containerPids, "container-pids-limit", container.DefaultPidsLimit, "limit of processes and threads in each container function (docker run --pids-limit)")
+	addSizeFlag(fs, &o.starlarkMemory, "starlark-max-memory", starlark.DefaultMaxMemory, "memory limit of the process each starlark function runs in")
 	fs.DurationVar(&o.timeout, "timeout", runner.DefaultTimeout, "time limit for each function call")
 	fs.StringVar(&o.runtime, "runtime", "", "runtime to use when a function offers several: container, exec or starlark (default: starlark, then container, then exec)")
 	fs.BoolVar(&o.yamlWire, "yaml-wire", false, "send ResourceLists to functions as YAML instead of JSON")
@@ -141,10 +151,21 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 	default:
 		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--runtime must be container, exec or starlark, not %q", o.runtime)}
 	}
+	if o.containerPids <= 0 {
+		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--container-pids-limit must be above 0, not %d", o.containerPids)}
+	}
 	switch o.serverMode {
 	case "", "auto", "always", "never":
 	default:
 		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--server-mode must be auto, always or never, not %q", o.serverMode)}
+	}
+	env, err := runner.ParseEnv(o.env, os.LookupEnv)
+	if err != nil {
+		return nil, &exitError{code: ExitUsage, err: err}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find this program, to run starlark functions in a process of their own: %w", err)
 	}
 	// running functions allocates every list afresh at each step, as the functions themselves do
 	krmfn.TuneGC()
@@ -154,21 +175,25 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		return nil, err
 	}
 	return runner.New(runner.Options{
-		Resolver:         res,
-		AllowExec:        o.allowExec,
-		AllowNetwork:     o.allowNetwork,
-		Mounts:           o.mounts,
-		Timeout:          o.timeout,
-		Stderr:           stderr,
-		CacheDir:         o.cache().Root,
-		BaseDir:          baseDir,
-		OCI:              oa,
-		Runtime:          o.runtime,
-		Prefer:           o.prefer,
-		YAMLWire:         o.yamlWire,
-		ExplicitExecYAML: o.explicitExecYAML,
-		NoServerMode:     o.serverMode == "never",
-		NoSkip:           o.noSkip,
+		Resolver:           res,
+		AllowExec:          o.allowExec,
+		AllowNetwork:       o.allowNetwork,
+		Mounts:             o.mounts,
+		Env:                env,
+		ContainerMemory:    o.containerMemory,
+		ContainerPidsLimit: o.containerPids,
+		StarlarkSandbox:    &starlark.Sandbox{Command: []string{exe, starlark.SandboxArg}, MaxMemory: o.starlarkMemory},
+		Timeout:            o.timeout,
+		Stderr:             stderr,
+		CacheDir:           o.cache().Root,
+		BaseDir:            baseDir,
+		OCI:                oa,
+		Runtime:            o.runtime,
+		Prefer:             o.prefer,
+		YAMLWire:           o.yamlWire,
+		ExplicitExecYAML:   o.explicitExecYAML,
+		NoServerMode:       o.serverMode == "never",
+		NoSkip:             o.noSkip,
 		// fn proxy runs one function per process; "always" is for pipelines and benchmarks
 		ServerModeAlways: o.serverMode == "always",
 	}), nil

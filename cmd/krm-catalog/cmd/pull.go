@@ -15,6 +15,7 @@ func newPullCmd() *cobra.Command {
 		platform string
 		keys     []string
 		noCache  bool
+		maxSize  int64
 	)
 	cmd := &cobra.Command{
 		Use:   "pull [-o DIR] [--platform os/arch] [--key cosign.pub]... REF",
@@ -26,7 +27,10 @@ Every byte is checked against its digest before the file appears under its name,
 cached under $XDG_CACHE_HOME/krm-catalog/oci: a pull by digest that is cached needs no network.
 With --key, a signature by one of the keys must verify before anything is written.
 
-Artifacts whose media type is not one of krm-catalog's are refused.`,
+Artifacts whose media type is not one of krm-catalog's are refused, and so are artifacts a pull
+must not write: a layer title that is not a plain file name (a directory, "..", a hidden file such
+as .bashrc), two layers of one title, or layers larger together than --max-size (checked on the
+sizes the manifest declares before anything is fetched, and again on the bytes written).`,
 		Example: `  krm-catalog pull -o out/ registry.example.com/catalogs/platform:v1.4.0
   krm-catalog pull --platform linux/arm64 registry.example.com/fns/set-ns-exec@sha256:...
   krm-catalog pull --key cosign.pub registry.example.com/catalogs/platform:v1.4.0`,
@@ -35,7 +39,7 @@ Artifacts whose media type is not one of krm-catalog's are refused.`,
 			if err := rf.format.check(); err != nil {
 				return err
 			}
-			opts := oci.PullOptions{Dir: dir}
+			opts := oci.PullOptions{Dir: dir, MaxBytes: maxSize}
 			if platform != "" {
 				p, err := oci.ParsePlatform(platform)
 				if err != nil {
@@ -70,6 +74,7 @@ Artifacts whose media type is not one of krm-catalog's are refused.`,
 	cmd.Flags().StringVarP(&dir, "output", "o", ".", "directory to write the files into")
 	cmd.Flags().StringVar(&platform, "platform", "", "platform of an exec artifact, as os/arch[/variant] (default: the running platform)")
 	cmd.Flags().StringArrayVar(&keys, "key", nil, "cosign public key; a signature by one of them must verify (repeatable)")
+	addSizeFlag(cmd.Flags(), &maxSize, "max-size", oci.DefaultPullMaxBytes, "largest size of the files a pull writes, all layers together")
 	cmd.Flags().BoolVar(&noCache, "no-cache", false, "neither read nor fill the cache (a one-off pull writes each file once instead of twice)")
 	return cmd
 }

@@ -1,6 +1,7 @@
 // Package container runs KRM functions as container images with docker or podman, locked down:
-// no network, the user nobody, no privilege escalation, the image pinned by digest. Network and
-// mounts are granted only when the definition requires them and the user allowed them.
+// no network, the user nobody, no privilege escalation, no capabilities, a read-only root file
+// system, bounded memory and processes, the image pinned by digest. Network and mounts are granted
+// only when the definition requires them and the user allowed them.
 package container
 
 import (
@@ -47,6 +48,16 @@ func Engine(lookupEnv func(string) (string, bool)) (string, error) {
 	return "", ErrNoEngine
 }
 
+// Defaults bound what one container may take: a function over the largest list krm-catalog sends
+// (fn.MaxResourceListBytes) fits in the memory, and a function has no business starting hundreds of
+// processes. TmpSize bounds /tmp, the one writable place on the read-only root (tmpfs counts
+// against the memory limit).
+const (
+	DefaultMemory    = 2 << 30
+	DefaultPidsLimit = 256
+	TmpSize          = 64 << 20
+)
+
 // Config is what a container function may do.
 type Config struct {
 	// Engine is the docker or podman binary.
@@ -62,16 +73,33 @@ type Config struct {
 	Env []string
 	// Args are appended after the image.
 	Args []string
+	// Memory bounds the container's memory in bytes (swap included); 0 means DefaultMemory.
+	Memory int64
+	// PidsLimit bounds its processes and threads; 0 means DefaultPidsLimit.
+	PidsLimit int
 }
 
 // runArgs are the engine arguments for one locked-down container; name lets the caller kill it.
 func (c Config) runArgs(name string, extra ...string) []string {
+	memory, pids := c.Memory, c.PidsLimit
+	if memory <= 0 {
+		memory = DefaultMemory
+	}
+	if pids <= 0 {
+		pids = DefaultPidsLimit
+	}
 	args := []string{"run", "--rm", "--name", name,
 		"--user", "nobody",
 		"--security-opt=no-new-privileges",
 		"--cap-drop=ALL",
 		// function output is read from the attached stream; the engine need not keep a log of it
 		"--log-driver=none",
+		"--read-only",
+		fmt.Sprintf("--tmpfs=/tmp:rw,noexec,nosuid,nodev,size=%d", TmpSize),
+		fmt.Sprintf("--memory=%d", memory),
+		// the same value as --memory: no swap on top of the limit
+		fmt.Sprintf("--memory-swap=%d", memory),
+		fmt.Sprintf("--pids-limit=%d", pids),
 	}
 	if !c.Network {
 		args = append(args, "--network", "none")

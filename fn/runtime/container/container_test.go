@@ -12,7 +12,10 @@ import (
 func TestRunArgs(t *testing.T) {
 	t.Parallel()
 	img := "registry.example.com/fn@sha256:" + strings.Repeat("a", 64)
-	locked := []string{"run", "--rm", "--name", "n", "--user", "nobody", "--security-opt=no-new-privileges", "--cap-drop=ALL", "--log-driver=none"}
+	locked := []string{"run", "--rm", "--name", "n", "--user", "nobody", "--security-opt=no-new-privileges", "--cap-drop=ALL", "--log-driver=none",
+		"--read-only", "--tmpfs=/tmp:rw,noexec,nosuid,nodev,size=67108864", "--memory=2147483648", "--memory-swap=2147483648", "--pids-limit=256"}
+	limited := []string{"run", "--rm", "--name", "n", "--user", "nobody", "--security-opt=no-new-privileges", "--cap-drop=ALL", "--log-driver=none",
+		"--read-only", "--tmpfs=/tmp:rw,noexec,nosuid,nodev,size=67108864", "--memory=67108864", "--memory-swap=67108864", "--pids-limit=16"}
 	tests := []struct {
 		name string
 		cfg  Config
@@ -22,6 +25,7 @@ func TestRunArgs(t *testing.T) {
 		{"network granted", Config{Image: img, Network: true}, append(append([]string{}, locked...), "-i", img)},
 		{"mount and env", Config{Image: img, Mounts: []string{"type=bind,source=/d,target=/d,readonly"}, Env: []string{"A=1"}, Args: []string{"--x"}},
 			append(append([]string{}, locked...), "--network", "none", "--mount", "type=bind,source=/d,target=/d,readonly", "--env", "A=1", "-i", img, "--x")},
+		{"limits raised or lowered", Config{Image: img, Memory: 64 << 20, PidsLimit: 16}, append(append([]string{}, limited...), "--network", "none", "-i", img)},
 	}
 	for _, tc := range tests {
 		if diff := cmp.Diff(tc.want, tc.cfg.runArgs("n", "-i")); diff != "" {

@@ -3,9 +3,12 @@ package exec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -18,7 +21,7 @@ import (
 type Function struct {
 	Path string
 	Args []string
-	// Env is added to the environment the function inherits.
+	// Env (NAME=VALUE) is added to the minimal environment the function gets (Environ).
 	Env     []string
 	Stderr  io.Writer
 	Timeout time.Duration
@@ -31,9 +34,14 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 	if err != nil {
 		return nil, err
 	}
+	home, err := NewHome()
+	if err != nil {
+		return nil, &fn.FunctionError{Err: err}
+	}
+	defer home.Remove()
 	for attempt := 1; ; attempt++ {
 		cmd := exec.Command(f.Path, f.Args...)
-		cmd.Env = Environ(f.Env)
+		cmd.Env = home.Environ(f.Env)
 		out, err := proc.Run(ctx, cmd, input, proc.Options{Format: f.Format, Stderr: f.Stderr, Timeout: f.Timeout})
 		if textBusy(err) && attempt < 5 {
 			time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
@@ -48,15 +56,45 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 // another function being started. It goes away within milliseconds.
 func textBusy(err error) bool { return errors.Is(err, syscall.ETXTBSY) }
 
-// Environ is the environment of an exec function: the caller's, without the variable that would
-// start a function in server mode (a v1 call must not turn into a server), plus extra.
-func Environ(extra []string) []string {
+// Home is the empty directory an exec function gets as HOME and TMPDIR, one per call or server.
+type Home struct{ dir string }
+
+// NewHome creates the directory.
+func NewHome() (Home, error) {
+	dir, err := os.MkdirTemp("", "krm-fn-home-")
+	if err != nil {
+		return Home{}, fmt.Errorf("create the function's home directory: %w", err)
+	}
+	for _, sub := range []string{"home", "tmp"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o700); err != nil {
+			_ = os.RemoveAll(dir)
+			return Home{}, fmt.Errorf("create the function's home directory: %w", err)
+		}
+	}
+	return Home{dir: dir}, nil
+}
+
+// Remove deletes the directory and what the function left in it.
+func (h Home) Remove() { _ = os.RemoveAll(h.dir) }
+
+// inherited are the variables of the caller an exec function gets: where to find programs, and the
+// locale, which changes no output a conforming function writes but its messages.
+var inherited = []string{"PATH", "LANG", "LANGUAGE", "TZ"}
+
+// Environ is the environment of an exec function: PATH and the locale variables (LANG, LANGUAGE,
+// LC_*, TZ) of the caller, HOME and TMPDIR in the home directory, then extra (NAME=VALUE: what the
+// user passed with --env and what the function config names). Nothing else of the caller's reaches
+// the function: a function pinned in a catalog must not read the user's credentials
+// (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, KRM_CATALOG_TOKEN...), nor the variable that would start a
+// function in server mode (a v1 call must not turn into a server).
+func (h Home) Environ(extra []string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "KRM_FUNCTION_HTTP_ADDRESS=") || strings.HasPrefix(kv, "KRM_FUNCTION_GRPC_ADDRESS=") {
-			continue
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "LC_") || slices.Contains(inherited, name) {
+			env = append(env, kv)
 		}
-		env = append(env, kv)
 	}
+	env = append(env, "HOME="+filepath.Join(h.dir, "home"), "TMPDIR="+filepath.Join(h.dir, "tmp"))
 	return append(env, extra...)
 }

@@ -121,11 +121,50 @@ func TestFunctionPassesItemsThrough(t *testing.T) {
 	}
 }
 
-func TestEnvironWithoutServerAddress(t *testing.T) {
+// An exec function gets PATH, the locale, an empty HOME and TMPDIR of its own, and what was passed
+// explicitly; the caller's credentials and the server-mode address do not reach it, and its home is
+// removed after the call.
+func TestFunctionEnvironment(t *testing.T) {
+	// not parallel: it sets variables of the test process
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "leaked-secret")
+	t.Setenv("KRM_CATALOG_TOKEN", "leaked-token")
 	t.Setenv("KRM_FUNCTION_HTTP_ADDRESS", "127.0.0.1:1")
-	for _, kv := range Environ([]string{"A=1"}) {
-		if strings.HasPrefix(kv, "KRM_FUNCTION_HTTP_ADDRESS=") {
-			t.Fatal("a v1 call would start the function as a server")
+	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("LC_ALL", "C")
+	var stderr bytes.Buffer
+	body := `env | sort >&2
+echo "home-entries=$(ls -A "$HOME" | wc -l)" >&2
+touch "$TMPDIR/x" && echo tmpdir-writable >&2
+cat
+`
+	f := &Function{Path: script(t, body), Env: []string{"PASSED=by-flag"}, Stderr: &stderr, Timeout: time.Minute, Format: fn.YAML}
+	if _, err := f.Run(context.Background(), emptyList(t)); err != nil {
+		t.Fatal(err, stderr.String())
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			env[k] = v
 		}
+	}
+	for _, name := range []string{"AWS_SECRET_ACCESS_KEY", "KRM_CATALOG_TOKEN", "KRM_FUNCTION_HTTP_ADDRESS"} {
+		if v, ok := env[name]; ok {
+			t.Errorf("the function saw %s=%s", name, v)
+		}
+	}
+	for name, want := range map[string]string{"PASSED": "by-flag", "LANG": "C.UTF-8", "LC_ALL": "C", "PATH": os.Getenv("PATH"), "home-entries": "0"} {
+		if env[name] != want {
+			t.Errorf("%s=%q, want %q", name, env[name], want)
+		}
+	}
+	if !strings.Contains(stderr.String(), "tmpdir-writable") {
+		t.Errorf("TMPDIR is not writable:\n%s", stderr.String())
+	}
+	home := env["HOME"]
+	if home == "" || filepath.Dir(filepath.Dir(home)) != filepath.Dir(filepath.Dir(env["TMPDIR"])) {
+		t.Fatalf("HOME=%q TMPDIR=%q: want both in the call's own directory", home, env["TMPDIR"])
+	}
+	if _, err := os.Stat(filepath.Dir(home)); !os.IsNotExist(err) {
+		t.Errorf("the function's home %s is left after the call: %v", home, err)
 	}
 }

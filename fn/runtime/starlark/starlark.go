@@ -4,7 +4,7 @@
 // loads kpt's modules (encoding/json.star, re.star, ...), and fail() or any other script error
 // becomes an error result as kpt reports it; print() writes to standard error. Dicts a script
 // creates are written with their keys in kpt's order. A script has no file, network or environment
-// access, and is bounded in execution steps and wall time.
+// access, and is bounded in execution steps and wall time, and, run in a Sandbox process, in memory.
 package starlark
 
 import (
@@ -35,7 +35,7 @@ const (
 	DefaultTimeout  = 30 * time.Second
 )
 
-// ErrLimit: a script ran past its step or time budget.
+// ErrLimit: a script ran past its step, time or memory budget.
 var ErrLimit = errors.New("starlark script exceeded its limit")
 
 // Function runs one script.
@@ -49,6 +49,8 @@ type Function struct {
 	Timeout time.Duration
 	// Stderr receives print() output; nil discards it.
 	Stderr io.Writer
+	// Sandbox, when set, runs the script in a child process bounded in memory.
+	Sandbox *Sandbox
 }
 
 // fileOptions are the language options of kpt's starlark runtime: while loops, recursion, sets
@@ -57,15 +59,57 @@ func fileOptions() *syntax.FileOptions {
 	return &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
 }
 
-// Run implements fn.Function.
+// Run implements fn.Function. With a Sandbox the script runs in a child process bounded in memory;
+// without one, in this process, bounded in steps and time only.
 func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
-	rl, err := toStarlarkList(in)
-	if err != nil {
-		return nil, &fn.FunctionError{Err: fmt.Errorf("convert the ResourceList for starlark: %w", err)}
+	if f.Sandbox != nil {
+		return f.Sandbox.run(ctx, f, in)
 	}
 	stderr := f.Stderr
 	if stderr == nil {
 		stderr = io.Discard
+	}
+	return f.execute(ctx, in, stderr).result(in)
+}
+
+// outcome is what running a script came to, in a form that crosses from the sandbox process.
+type outcome struct {
+	// List is the output when the script ran to its end.
+	List *fn.ResourceList `json:"-"`
+	// ScriptError is a script's error (fail() or any other), which becomes an error result.
+	ScriptError string `json:"scriptError,omitempty"`
+	// Limit says which bound the script ran past.
+	Limit string `json:"limit,omitempty"`
+	// Failure is any other error: the list could not be converted to or from starlark.
+	Failure string `json:"failure,omitempty"`
+	// Printed is the start of what the script printed, kept for its results.
+	Printed string `json:"printed,omitempty"`
+}
+
+// result is the outcome as Run returns it: a script error is an error result, as kpt reports it,
+// with the items unchanged.
+func (o outcome) result(in *fn.ResourceList) (*fn.ResourceList, error) {
+	switch {
+	case o.Limit != "":
+		return nil, &fn.FunctionError{Err: fmt.Errorf("%w: %s", ErrLimit, o.Limit)}
+	case o.Failure != "":
+		return nil, &fn.FunctionError{Err: errors.New(o.Failure)}
+	case o.ScriptError != "":
+		out := &fn.ResourceList{APIVersion: in.APIVersion, Items: in.Items, FunctionConfig: in.FunctionConfig}
+		out.Results = append(append([]fn.Result(nil), in.Results...), fn.Result{Message: o.ScriptError, Severity: fn.SeverityError})
+		return out, nil
+	}
+	out := o.List
+	out.APIVersion, out.FunctionConfig = in.APIVersion, in.FunctionConfig
+	out.Stderr = o.Printed
+	return out, nil
+}
+
+// execute runs the script over in; print() and backtraces go to stderr.
+func (f *Function) execute(ctx context.Context, in *fn.ResourceList, stderr io.Writer) outcome {
+	rl, err := toStarlarkList(in)
+	if err != nil {
+		return outcome{Failure: fmt.Sprintf("convert the ResourceList for starlark: %v", err)}
 	}
 	// what the script prints is passed through and kept for the step's results
 	var printed strings.Builder
@@ -103,26 +147,22 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 		msg := execErr.Error()
 		if i := strings.Index(msg, "Starlark computation cancelled: "); i >= 0 {
 			reason := msg[i+len("Starlark computation cancelled: "):]
-			return nil, &fn.FunctionError{Err: fmt.Errorf("%w: %s (after %d steps; the bound is %d steps and %s)", ErrLimit, reason, thread.ExecutionSteps(), maxSteps, timeout)}
+			return outcome{Limit: fmt.Sprintf("%s (after %d steps; the bound is %d steps and %s)", reason, thread.ExecutionSteps(), maxSteps, timeout)}
 		}
 		// A script error is what kpt's starlark function reports as an error result (the error's
-		// message: "fail: <message>" for fail()), with the items unchanged; the backtrace goes to
-		// standard error.
+		// message: "fail: <message>" for fail()); the backtrace goes to standard error.
 		var evalErr *starlark.EvalError
 		if errors.As(execErr, &evalErr) {
 			msg = evalErr.Msg
 			fmt.Fprintln(stderr, evalErr.Backtrace())
 		}
-		out := &fn.ResourceList{APIVersion: in.APIVersion, Items: in.Items, FunctionConfig: in.FunctionConfig}
-		out.Results = append(append([]fn.Result(nil), in.Results...), fn.Result{Message: msg, Severity: fn.SeverityError})
-		return out, nil
+		return outcome{ScriptError: msg}
 	}
 	out, err := fromStarlarkList(rl, in)
 	if err != nil {
-		return nil, &fn.FunctionError{Err: err}
+		return outcome{Failure: err.Error()}
 	}
-	out.Stderr = printed.String()
-	return out, nil
+	return outcome{List: out, Printed: printed.String()}
 }
 
 // maxPrinted bounds what a script's prints keep for its results (all of it is passed through).
