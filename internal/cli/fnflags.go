@@ -152,19 +152,19 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		return nil, err
 	}
 	return runner.New(runner.Options{
-		Resolver:         res,
-		AllowExec:        o.allowExec,
-		AllowNetwork:     o.allowNetwork,
-		Mounts:           o.mounts,
-		Timeout:          o.timeout,
-		Stderr:           stderr,
-		CacheDir:         o.cache().Root,
-		BaseDir:          baseDir,
-		OCI:              oa,
-		Runtime:          o.runtime,
-		JSONWire:         o.jsonWire,
-		NoServerMode:     o.serverMode == "never",
-		NoSkip:           o.noSkip,
+		Resolver:     res,
+		AllowExec:    o.allowExec,
+		AllowNetwork: o.allowNetwork,
+		Mounts:       o.mounts,
+		Timeout:      o.timeout,
+		Stderr:       stderr,
+		CacheDir:     o.cache().Root,
+		BaseDir:      baseDir,
+		OCI:          oa,
+		Runtime:      o.runtime,
+		JSONWire:     o.jsonWire,
+		NoServerMode: o.serverMode == "never",
+		NoSkip:       o.noSkip,
 		// fn proxy runs one function per process; "always" is for pipelines and benchmarks
 		ServerModeAlways: o.serverMode == "always",
 	}), nil
