@@ -185,18 +185,22 @@ func (p *Package) Plan(items []*yaml.RNode) ([]FileChange, error) {
 		if ap == "" {
 			ap = annotation(it, kioutil.LegacyPathAnnotation)
 		}
-		if ap == "" {
-			unplaced = append(unplaced, pending{it, defaultPath(it)})
+		idxText := annotation(it, kioutil.IndexAnnotation)
+		if idxText == "" {
+			idxText = annotation(it, kioutil.LegacyIndexAnnotation)
+		}
+		if ap == "" || idxText == "" {
+			// a new resource: after the resources already placed in its file
+			if ap == "" {
+				ap = defaultPath(it)
+			}
+			unplaced = append(unplaced, pending{it, ap})
 			continue
 		}
 		clean, err := p.Writable(ap)
 		if err != nil {
 			problems = append(problems, fmt.Errorf("item %d (%s): %w", i, describe(it), err))
 			continue
-		}
-		idxText := annotation(it, kioutil.IndexAnnotation)
-		if idxText == "" {
-			idxText = annotation(it, kioutil.LegacyIndexAnnotation)
 		}
 		idx := 0
 		if idxText != "" {
