@@ -40,6 +40,28 @@ type Result struct {
 	Runs []fn.FunctionResults
 	// Packages counts the packages rendered: the root and its subpackages.
 	Packages int
+	// Input is the package as read (copies, the Kptfiles included), for writing the status of a
+	// render that failed into the root Kptfile and nothing else.
+	Input []*yaml.RNode
+	// Status records every step that ran or could not start, for the root Kptfile's renderStatus.
+	Status RenderStatus
+}
+
+// StatusItems are the items to write after a render: on success the rendered items, on failure the
+// package as read; either with the root Kptfile's status set as kpt sets it.
+func (r *Result) StatusItems(renderErr error) ([]*yaml.RNode, error) {
+	items := r.Items
+	if renderErr != nil {
+		items = r.Input
+	}
+	kf := rootKptfile(items)
+	if kf == nil {
+		return nil, fmt.Errorf("set Kptfile status: no root %s among the items", KptfileName)
+	}
+	if err := SetStatus(kf, &r.Status, renderErr, r.Package.Dir); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 // node is one package of the tree: the root or a subpackage (a directory with its own Kptfile).
@@ -80,7 +102,10 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		items = append(items, kfItems...)
 	}
 	res := &Result{Package: pkg, Packages: len(all)}
-	if invalid, err := prepare(ctx, o, all, items); err != nil {
+	for _, it := range items {
+		res.Input = append(res.Input, it.Copy())
+	}
+	if invalid, err := prepare(ctx, o, all, items, res); err != nil {
 		res.Runs = invalid
 		return res, err
 	}
@@ -190,7 +215,7 @@ func setItemPath(n *yaml.RNode, p string) error {
 
 // prepare readies the steps of every package: all are resolved and their configs checked before
 // anything is fetched, and nothing runs unless every step is ready.
-func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode) ([]fn.FunctionResults, error) {
+func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, res *Result) ([]fn.FunctionResults, error) {
 	type ref struct {
 		n         *node
 		f         Function
@@ -211,16 +236,36 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode) (
 	for _, n := range all {
 		pkgs[n.rel] = n
 	}
+	// a step that cannot start is recorded in the render status as kpt records it
+	failed := func(r *ref, results []fn.Result, err error) {
+		s := notStarted(r.f, displayImage(r.f.Image), err)
+		if len(results) > 0 {
+			s.ExecutionError = ""
+			s.Results = results
+			s.ErrorResults = results
+		}
+		if r.validator {
+			res.Status.ValidationSteps = append(res.Status.ValidationSteps, s)
+		} else {
+			res.Status.MutationSteps = append(res.Status.MutationSteps, s)
+		}
+	}
 	steps, invalid, err := fn.Prepare(len(refs), func(i int) (string, []fn.Result, error) {
 		r := refs[i]
 		cfg, err := stepConfig(r.n, r.f, items, pkgs)
 		if err != nil {
+			failed(r, nil, err)
 			return "", nil, err
 		}
 		r.cfg = cfg
 		c, results, err := check(ctx, o, r.f, cfg)
 		if err != nil && len(results) == 0 {
-			return "", nil, fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+			err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+			failed(r, nil, err)
+			return "", nil, err
+		}
+		if err != nil {
+			failed(r, results, err)
 		}
 		r.checked = c
 		return r.f.Label(), results, err
@@ -228,7 +273,9 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode) (
 		r := refs[i]
 		s, err := o.Runner.Build(ctx, r.checked, r.n.dir)
 		if err != nil {
-			return fn.Step{}, fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+			err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+			failed(r, nil, err)
+			return fn.Step{}, err
 		}
 		_, how, _ := strings.Cut(s.Name, " (")
 		s.Name = r.f.Label() + " (" + how
@@ -519,9 +566,11 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 		}
 	}
 	for i, s := range n.mutators {
-		seen, rest := n.kf.Pipeline.Mutators[i].partition(input)
+		f := n.kf.Pipeline.Mutators[i]
+		seen, rest := f.partition(input)
 		out, runs, err := fn.Run(ctx, []fn.Step{s}, seen)
 		res.Runs = append(res.Runs, runs...)
+		res.Status.MutationSteps = append(res.Status.MutationSteps, ranStatus(f, runs, err))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
@@ -543,11 +592,37 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 		}
 		_, runs, err := fn.Run(ctx, []fn.Step{s}, copies)
 		res.Runs = append(res.Runs, runs...)
+		res.Status.ValidationSteps = append(res.Status.ValidationSteps, ranStatus(f, runs, err))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 	}
 	return append(input, local...), nil
+}
+
+// ranStatus records a step that was run: from its function results, or, when it has none, as a
+// step that could not start.
+func ranStatus(f Function, runs []fn.FunctionResults, err error) StepStatus {
+	image := displayImage(f.Image)
+	if len(runs) == 0 {
+		if err == nil {
+			return StepStatus{Name: f.Name, Image: image, Exec: f.Exec}
+		}
+		return notStarted(f, image, err)
+	}
+	return stepStatus(f, image, runs[len(runs)-1])
+}
+
+// displayImage is an image as kpt names it in the render status: with the tag latest when it has
+// neither tag nor digest.
+func displayImage(image string) string {
+	if image == "" {
+		return ""
+	}
+	if _, tag, digest := splitImage(image); tag == "" && digest == "" {
+		return image + ":latest"
+	}
+	return image
 }
 
 // splitCommand splits an exec step into the executable and its arguments the way a POSIX shell
