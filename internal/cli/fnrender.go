@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -133,18 +134,19 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 	return err
 }
 
-// writeStatus writes the status of a failed render into the root Kptfile; every other file is
-// written back as it was read, so none changes.
+// writeStatus writes the status of a failed render into the root Kptfile and changes no other
+// file.
 func writeStatus(res *kpt.Result, renderErr error) error {
 	items, err := res.StatusItems(renderErr)
 	if err != nil {
 		return err
 	}
-	out, err := invoke.PackageOutput(res.Package, items, invoke.WriteBack)
+	changes, err := res.Package.Plan(items)
 	if err != nil {
 		return fmt.Errorf("write the Kptfile status: %w", err)
 	}
-	return out.Apply()
+	changes = slices.DeleteFunc(changes, func(c fn.FileChange) bool { return c.Path != kpt.KptfileName })
+	return res.Package.Apply(changes)
 }
 
 // reportSkipped says on stderr which files of a package were not read.

@@ -9,6 +9,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -128,15 +129,50 @@ func setNamespace(rl *fn.ResourceList, tag string) error {
 	if ns == "" {
 		return fmt.Errorf("functionConfig: data.namespace is required")
 	}
+	count := 0
+	old := map[string]string{}
 	for _, it := range rl.Items {
 		if clusterScoped[it.GetKind()] || tag == latest && it.GetKind() == "Kptfile" {
 			continue
 		}
+		cur := it.GetNamespace()
+		// the catalog's function leaves a kind it does not know alone unless it has a namespace
+		if tag == latest && cur == "" && !namespaced[it.GetKind()] {
+			continue
+		}
+		if cur == "" {
+			cur = "default"
+		}
+		if cur == ns {
+			continue
+		}
+		old[cur] = cur
+		count++
 		if err := it.PipeE(yaml.SetK8sNamespace(ns)); err != nil {
 			return err
 		}
 	}
+	if tag != latest {
+		return nil
+	}
+	// the results the catalog's function reports
+	msg := fmt.Sprintf("all matching namespaces are already %q. no value changed", ns)
+	if count > 0 {
+		msg = fmt.Sprintf("namespace %v updated to %q, %d value(s) changed", sortedKeys(old), ns, count)
+	}
+	rl.Results = append(rl.Results,
+		fn.Result{Message: msg, Severity: fn.SeverityInfo},
+		fn.Result{Message: "all `depends-on` annotations are up-to-date. no `namespace` changed", Severity: fn.SeverityInfo})
 	return nil
+}
+
+// namespaced are the namespaced kinds the catalog's set-namespace knows.
+var namespaced = map[string]bool{
+	"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true, "Pod": true, "Job": true,
+	"CronJob": true, "Service": true, "ConfigMap": true, "Secret": true, "ServiceAccount": true, "Role": true,
+	"RoleBinding": true, "Ingress": true, "PersistentVolumeClaim": true, "NetworkPolicy": true,
+	"HorizontalPodAutoscaler": true, "PodDisruptionBudget": true, "Endpoints": true, "LimitRange": true,
+	"ResourceQuota": true, "ReplicationController": true,
 }
 
 // workloads have their labels copied into the selector and the pod template, as kustomize's
@@ -149,6 +185,7 @@ func setLabels(rl *fn.ResourceList, tag string) error {
 		return err
 	}
 	keys := sortedKeys(labels)
+	count := 0
 	for _, it := range rl.Items {
 		paths := [][]string{{"metadata", "labels"}}
 		switch {
@@ -173,8 +210,12 @@ func setLabels(rl *fn.ResourceList, tag string) error {
 				if err := m.PipeE(yaml.SetField(k, yaml.NewStringRNode(labels[k]))); err != nil {
 					return err
 				}
+				count++
 			}
 		}
+	}
+	if tag == latest {
+		rl.Results = append(rl.Results, fn.Result{Message: fmt.Sprintf("set %d labels in total", count), Severity: fn.SeverityInfo})
 	}
 	return nil
 }
@@ -213,6 +254,10 @@ func stringMap(n *yaml.RNode, field string) (map[string]string, error) {
 func setAnnotations(rl *fn.ResourceList, _ string) error {
 	anns := configData(rl)
 	keys := sortedKeys(anns)
+	annsJSON, err := json.Marshal(anns)
+	if err != nil {
+		return err
+	}
 	for _, it := range rl.Items {
 		if existing := it.Field("metadata").Value.Field("annotations"); existing != nil {
 			unquote(existing.Value)
@@ -222,6 +267,13 @@ func setAnnotations(rl *fn.ResourceList, _ string) error {
 			paths = append(paths, []string{"spec", "template", "metadata", "annotations"})
 		}
 		for _, p := range paths {
+			// the catalog's function reports each field it set, by file, index and path
+			index, _ := strconv.Atoi(it.GetAnnotations()[kioutil.IndexAnnotation])
+			rl.Results = append(rl.Results, fn.Result{
+				Message: "set annotations: " + string(annsJSON),
+				Field:   &fn.Field{Path: strings.Join(p, ".")},
+				File:    &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation], Index: index},
+			})
 			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
 			if err != nil {
 				return err
@@ -233,6 +285,16 @@ func setAnnotations(rl *fn.ResourceList, _ string) error {
 			}
 		}
 	}
+	sort.SliceStable(rl.Results, func(i, j int) bool {
+		a, b := rl.Results[i], rl.Results[j]
+		if a.File.Path != b.File.Path {
+			return a.File.Path < b.File.Path
+		}
+		if a.File.Index != b.File.Index {
+			return a.File.Index < b.File.Index
+		}
+		return a.Field.Path < b.Field.Path
+	})
 	return nil
 }
 
