@@ -93,16 +93,16 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 			}
 			fr.Stderr = fe.Stderr
 		}
-		_ = restoreFromInputs(tags, nil)
+		_ = restoreFromInputs(tags, nil, false)
 		if !errors.Is(runErr, ErrFunctionFailed) {
 			runErr = &FunctionError{Err: runErr}
 		}
 		return nil, fr, runErr
 	}
 	fr.Stderr = out.Stderr
-	if HasErrors(out.Results) {
+	if !out.Exited && HasErrors(out.Results) {
 		fr.ExitCode = 1
-		_ = restoreFromInputs(tags, nil)
+		_ = restoreFromInputs(tags, nil, false)
 		return nil, fr, &ResultsError{Results: out.Results}
 	}
 	outOrig := make([][]string, len(out.Items))
@@ -113,7 +113,7 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 		}
 		outOrig[i] = origByID[id]
 	}
-	if err := restoreFromInputs(tags, out.Items); err != nil {
+	if err := restoreFromInputs(tags, out.Items, out.SentJSON); err != nil {
 		return nil, fr, err
 	}
 	for i, o := range out.Items {

@@ -55,15 +55,15 @@ func (r *Runner) catalogContainer(_ context.Context, res *resolver.Resolution) (
 		return nil, err
 	}
 	cfg.Engine = engine
-	return r.containerFunction(cfg, r.serverMode(res)), nil
+	return r.containerFunction(cfg, r.serverMode(res), r.wire(res)), nil
 }
 
-func (r *Runner) containerFunction(cfg container.Config, server bool) fn.Function {
+func (r *Runner) containerFunction(cfg container.Config, server bool, format fn.Format) fn.Function {
 	if server {
 		key := fmt.Sprintf("container\x00%s\x00%t\x00%q", cfg.Image, cfg.Network, cfg.Mounts)
 		return r.pool.Function(key, &container.Launcher{Config: cfg, Stderr: r.o.Stderr}, r.o.Timeout)
 	}
-	return &container.Function{Config: cfg, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: wire(r.o)}
+	return &container.Function{Config: cfg, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: format}
 }
 
 func (r *Runner) catalogExec(ctx context.Context, res *resolver.Resolution) (fn.Function, error) {
@@ -84,14 +84,14 @@ func (r *Runner) catalogExec(ctx context.Context, res *resolver.Resolution) (fn.
 	if err != nil {
 		return nil, err
 	}
-	return r.execFunction(path, nil, nil, r.serverMode(res)), nil
+	return r.execFunction(path, nil, nil, r.serverMode(res), r.wire(res)), nil
 }
 
-func (r *Runner) execFunction(path string, args, env []string, server bool) fn.Function {
+func (r *Runner) execFunction(path string, args, env []string, server bool, format fn.Format) fn.Function {
 	if server && len(args) == 0 {
 		return r.pool.Function("exec\x00"+path, &execfn.Launcher{Path: path, Env: env, Stderr: r.o.Stderr}, r.o.Timeout)
 	}
-	return &execfn.Function{Path: path, Args: args, Env: env, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: wire(r.o)}
+	return &execfn.Function{Path: path, Args: args, Env: env, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: format}
 }
 
 const MaxScriptBytes = 4 << 20
@@ -157,11 +157,7 @@ func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir strin
 		if !r.o.AllowExec {
 			return nil, fmt.Errorf("%w: the function config names the executable %s (%s); running it needs --allow-exec", fn.ErrNotAllowed, e.Exec.Path, e.Source)
 		}
-		f := r.execFunction(local(baseDir, e.Exec.Path), e.Exec.Args, e.Exec.Env, false)
-		if ef, ok := f.(*execfn.Function); ok && r.o.ExplicitExecYAML {
-			ef.Format = fn.YAML
-		}
-		return f, nil
+		return r.execFunction(local(baseDir, e.Exec.Path), e.Exec.Args, e.Exec.Env, false, fn.YAML), nil
 	case e.Container != nil:
 		engine, err := r.containerEngine()
 		if err != nil {
@@ -184,7 +180,7 @@ func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir strin
 			}
 			cfg.Mounts = append(cfg.Mounts, mount)
 		}
-		return r.containerFunction(cfg, false), nil
+		return r.containerFunction(cfg, false, fn.YAML), nil
 	}
 	return nil, errors.New("empty runtime")
 }

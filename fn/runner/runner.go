@@ -60,13 +60,10 @@ type Options struct {
 	OCI ArtifactFetcher
 	// Runtime forces a runtime kind (container, exec, starlark) when a version offers several.
 	Runtime string
-	// Format is the wire format sent to functions; JSON unless set (fn.YAML is 0, so the zero value
-	// is replaced by JSON unless YAMLWire is set).
-	YAMLWire bool
-	// ExplicitExecYAML sends YAML to the executables that a config (or a Kptfile's exec step) names
-	// itself, whatever the wire: they are often line-based tools (sed, shell scripts) written for
-	// kpt, which sends YAML.
-	ExplicitExecYAML bool
+	// JSONWire sends JSON to the functions whose catalog definition declares spec v2 (whose server
+	// mode reads application/json); every other function is sent YAML, as kpt and kustomize send it.
+	// A function given YAML sees the comments (kpt-set setter comments) and answers in YAML.
+	JSONWire bool
 	// NoServerMode runs spec v2 functions one process per call like v1 ones.
 	NoServerMode bool
 	// NoSkip runs idempotent functions even when their input is their remembered output (fn/skip).
@@ -107,18 +104,28 @@ func New(o Options) *Runner {
 	r := &Runner{
 		o:       o,
 		store:   &execfn.Store{Dir: cache.Exec(), HTTPClient: o.HTTPClient, OCI: o.OCI},
-		pool:    &servermode.Pool{Format: wire(o)},
+		pool:    &servermode.Pool{Format: poolWire(o)},
 		schemas: map[string]*schemas.FunctionConfigSchema{},
 		uses:    map[string]int{},
 	}
 	return r
 }
 
-func wire(o Options) fn.Format {
-	if o.YAMLWire {
-		return fn.YAML
+// poolWire is the format of server-mode calls: only spec v2 functions run as servers.
+func poolWire(o Options) fn.Format {
+	if o.JSONWire {
+		return fn.JSON
 	}
-	return fn.JSON
+	return fn.YAML
+}
+
+// wire is the format a catalog's function is sent: JSON only when asked for and the definition
+// says the function reads it (spec v2).
+func (r *Runner) wire(res *resolver.Resolution) fn.Format {
+	if r.o.JSONWire && res.Version.SpecV2() {
+		return fn.JSON
+	}
+	return fn.YAML
 }
 
 // Resolver returns the resolver the runner resolves configs with.

@@ -34,8 +34,7 @@ type fnOptions struct {
 	mounts                  []string
 	timeout                 time.Duration
 	runtime                 string
-	yamlWire                bool
-	explicitExecYAML        bool // not a flag: fn render sets it
+	jsonWire                bool
 	serverMode              string
 	noSkip                  bool
 }
@@ -55,7 +54,7 @@ func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.mounts, "mount", nil, "storage mount for container functions whose definition requires one: type=bind,source=DIR,target=PATH[,readonly] (repeatable)")
 	fs.DurationVar(&o.timeout, "timeout", runner.DefaultTimeout, "time limit for each function call")
 	fs.StringVar(&o.runtime, "runtime", "", "runtime to use when a function offers several: container, exec or starlark (default: starlark, then container, then exec)")
-	fs.BoolVar(&o.yamlWire, "yaml-wire", false, "send ResourceLists to functions as YAML instead of JSON")
+	fs.BoolVar(&o.jsonWire, "json-wire", false, "send ResourceLists as JSON to catalog functions that declare spec v2 (default: YAML, as kpt sends it)")
 	fs.BoolVar(&o.noSkip, "no-skip", false, "run idempotent functions even when their input is the output of an earlier run (docs/skip.md)")
 	fs.StringVar(&o.serverMode, "server-mode", "auto", "run spec v2 functions as reused servers: auto (when a function runs more than once), always, or never")
 }
@@ -153,20 +152,19 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		return nil, err
 	}
 	return runner.New(runner.Options{
-		Resolver:         res,
-		AllowExec:        o.allowExec,
-		AllowNetwork:     o.allowNetwork,
-		Mounts:           o.mounts,
-		Timeout:          o.timeout,
-		Stderr:           stderr,
-		CacheDir:         o.cache().Root,
-		BaseDir:          baseDir,
-		OCI:              oa,
-		Runtime:          o.runtime,
-		YAMLWire:         o.yamlWire,
-		ExplicitExecYAML: o.explicitExecYAML,
-		NoServerMode:     o.serverMode == "never",
-		NoSkip:           o.noSkip,
+		Resolver:     res,
+		AllowExec:    o.allowExec,
+		AllowNetwork: o.allowNetwork,
+		Mounts:       o.mounts,
+		Timeout:      o.timeout,
+		Stderr:       stderr,
+		CacheDir:     o.cache().Root,
+		BaseDir:      baseDir,
+		OCI:          oa,
+		Runtime:      o.runtime,
+		JSONWire:     o.jsonWire,
+		NoServerMode: o.serverMode == "never",
+		NoSkip:       o.noSkip,
 		// fn proxy runs one function per process; "always" is for pipelines and benchmarks
 		ServerModeAlways: o.serverMode == "always",
 	}), nil

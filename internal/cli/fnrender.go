@@ -51,9 +51,6 @@ written), 2 for usage errors such as an untrusted catalog or a missing --allow-e
 		},
 	}
 	o.addRunFlags(cmd.Flags())
-	// a Kptfile's exec steps are often line-based tools (sed, shell scripts) written against the
-	// YAML kpt sends them
-	o.explicitExecYAML = true
 	cmd.Flags().StringVar(&resultsDir, "results-dir", "", "write the functions' results to DIR/results.yaml")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "stdout: print the rendered resources instead of writing DIR")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the rendered resources (with their path annotations) instead of writing DIR; refused where writing would be")
