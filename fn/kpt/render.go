@@ -106,6 +106,11 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		res.Input = append(res.Input, it.Copy())
 	}
 	if invalid, err := prepare(ctx, o, all, items, res); err != nil {
+		var static *staticError
+		if errors.As(err, &static) {
+			// as kpt, a Kptfile that fails its checks gets no status
+			return nil, err
+		}
 		res.Runs = invalid
 		return res, err
 	}
@@ -254,7 +259,7 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, r
 		r := refs[i]
 		cfg, err := stepConfig(r.n, r.f, items, pkgs)
 		if err != nil {
-			failed(r, nil, err)
+			// kpt finds these while reading the pipeline, before any step, and records no step
 			return "", nil, err
 		}
 		r.cfg = cfg
@@ -298,6 +303,14 @@ func (n *node) kptfilePath() string {
 	return path.Join(n.rel, KptfileName)
 }
 
+// staticError is a step that fails the checks kpt makes when it reads a Kptfile (a configPath that
+// is absolute, leaves the package or names no single resource): kpt refuses such a package before
+// rendering and writes no status.
+type staticError struct{ err error }
+
+func (e *staticError) Error() string { return e.err.Error() }
+func (e *staticError) Unwrap() error { return e.err }
+
 // stepConfig is a step's functionConfig: the resource of its configPath (a file of the package
 // itself, not of a subpackage, holding one resource), or a ConfigMap named function-input holding
 // configMap, or none.
@@ -321,11 +334,11 @@ func stepConfig(n *node, f Function, items []*yaml.RNode, pkgs map[string]*node)
 	}
 	where := fmt.Sprintf("%s: %s: configPath %q", n.kptfilePath(), f.Label(), f.ConfigPath)
 	if path.IsAbs(f.ConfigPath) || filepath.IsAbs(f.ConfigPath) {
-		return nil, fmt.Errorf("%w: %s must be relative to the package", ErrInvalidKptfile, where)
+		return nil, &staticError{fmt.Errorf("%w: %s must be relative to the package", ErrInvalidKptfile, where)}
 	}
 	p := path.Clean(path.Join(n.rel, f.ConfigPath))
 	if rel := strings.TrimPrefix(p, n.rel+"/"); n.rel != "" && rel == p || p == ".." || strings.HasPrefix(p, "../") {
-		return nil, fmt.Errorf("%w: %s is outside the package", ErrInvalidKptfile, where)
+		return nil, &staticError{fmt.Errorf("%w: %s is outside the package", ErrInvalidKptfile, where)}
 	}
 	if owner := ownerOf(pkgs, path.Dir(p)); owner != n.rel {
 		return nil, fmt.Errorf("%w: %s is in the subpackage %s: a function config must be in the package's own directories", ErrInvalidKptfile, where, owner)
@@ -337,7 +350,10 @@ func stepConfig(n *node, f Function, items []*yaml.RNode, pkgs map[string]*node)
 		}
 	}
 	if len(found) != 1 {
-		return nil, fmt.Errorf("%w: %s must be a file of the package holding exactly one resource (found %d)", ErrInvalidKptfile, where, len(found))
+		return nil, &staticError{fmt.Errorf("%w: %s must be a file of the package holding exactly one resource (found %d)", ErrInvalidKptfile, where, len(found))}
+	}
+	if found[0].GetName() == "" {
+		return nil, &staticError{fmt.Errorf("%w: %s: the function config has no metadata.name", ErrInvalidKptfile, where)}
 	}
 	cfg, err := fn.StripInternal(found)
 	if err != nil {
@@ -501,7 +517,9 @@ func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]
 		return nil, err
 	}
 	if err := relocate(out, "", n.rel); err != nil {
-		return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		res.Status.rejectLast(err)
+		return nil, err
 	}
 	return out, nil
 }

@@ -83,7 +83,8 @@ func run(name, tag string) {
 	// a function that reports an error result fails, as the catalog's validators do
 	for _, r := range rl.Results {
 		if r.IsError() {
-			fmt.Fprintln(os.Stderr, "function failure")
+			// the catalog's SDK says this on stderr when a function fails
+			fmt.Fprint(os.Stderr, "failed to evaluate function: error: function failure")
 			os.Exit(1)
 		}
 	}
@@ -226,6 +227,15 @@ func labelsConfig(rl *fn.ResourceList) (map[string]string, error) {
 	cfg := rl.FunctionConfig
 	switch {
 	case cfg == nil || cfg.IsNilOrEmpty():
+		// the catalog's function reports this, and fails
+		rl.Results = append(rl.Results, fn.Result{Message: "`FunctionConfig` is not given", Severity: fn.SeverityInfo})
+		out, err := rl.Encode(fn.YAML)
+		if err != nil {
+			return nil, err
+		}
+		os.Stdout.Write(out)
+		fmt.Fprint(os.Stderr, "failed to evaluate function: error: function failure")
+		os.Exit(1)
 	case cfg.GetKind() == "ConfigMap":
 		return cfg.GetDataMap(), nil
 	case cfg.GetKind() == "SetLabels":
