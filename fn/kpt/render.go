@@ -37,6 +37,28 @@ type Result struct {
 	Runs []fn.FunctionResults
 	// Packages counts the packages rendered: the root and its subpackages.
 	Packages int
+	// Input is the package as read (copies, the Kptfiles included), for writing the status of a
+	// render that failed into the root Kptfile and nothing else.
+	Input []*yaml.RNode
+	// Status records every step that ran or could not start, for the root Kptfile's renderStatus.
+	Status RenderStatus
+}
+
+// StatusItems are the items to write after a render: on success the rendered items, on failure the
+// package as read; either with the root Kptfile's status set as kpt sets it.
+func (r *Result) StatusItems(renderErr error) ([]*yaml.RNode, error) {
+	items := r.Items
+	if renderErr != nil {
+		items = r.Input
+	}
+	kf := rootKptfile(items)
+	if kf == nil {
+		return nil, fmt.Errorf("set Kptfile status: no root %s among the items", KptfileName)
+	}
+	if err := SetStatus(kf, &r.Status, renderErr, r.Package.Dir); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 // node is one package of the tree: the root or a subpackage (a directory with its own Kptfile).
@@ -77,7 +99,15 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		items = append(items, kfItems...)
 	}
 	res := &Result{Package: pkg, Packages: len(all)}
-	if invalid, err := prepare(ctx, o, all, items); err != nil {
+	for _, it := range items {
+		res.Input = append(res.Input, it.Copy())
+	}
+	if invalid, err := prepare(ctx, o, all, items, res); err != nil {
+		var static *staticError
+		if errors.As(err, &static) {
+			// as kpt, a Kptfile that fails its checks gets no status
+			return nil, err
+		}
 		res.Runs = invalid
 		return res, err
 	}
@@ -187,7 +217,7 @@ func setItemPath(n *yaml.RNode, p string) error {
 
 // prepare readies the steps of every package: all are resolved and their configs checked before
 // anything is fetched, and nothing runs unless every step is ready.
-func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode) ([]fn.FunctionResults, error) {
+func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, res *Result) ([]fn.FunctionResults, error) {
 	type ref struct {
 		n         *node
 		f         Function
@@ -208,16 +238,36 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode) (
 	for _, n := range all {
 		pkgs[n.rel] = n
 	}
+	// a step that cannot start is recorded in the render status as kpt records it
+	failed := func(r *ref, results []fn.Result, err error) {
+		s := notStarted(r.f, displayImage(r.f.Image), err)
+		if len(results) > 0 {
+			s.ExecutionError = ""
+			s.Results = results
+			s.ErrorResults = results
+		}
+		if r.validator {
+			res.Status.ValidationSteps = append(res.Status.ValidationSteps, s)
+		} else {
+			res.Status.MutationSteps = append(res.Status.MutationSteps, s)
+		}
+	}
 	steps, invalid, err := fn.Prepare(len(refs), func(i int) (string, []fn.Result, error) {
 		r := refs[i]
 		cfg, err := stepConfig(r.n, r.f, items, pkgs)
 		if err != nil {
+			// kpt finds these while reading the pipeline, before any step, and records no step
 			return "", nil, err
 		}
 		r.cfg = cfg
 		c, results, err := check(ctx, o, r.f, cfg)
 		if err != nil && len(results) == 0 {
-			return "", nil, fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+			err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+			failed(r, nil, err)
+			return "", nil, err
+		}
+		if err != nil {
+			failed(r, results, err)
 		}
 		r.checked = c
 		return r.f.Label(), results, err
@@ -225,7 +275,9 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode) (
 		r := refs[i]
 		s, err := o.Runner.Build(ctx, r.checked, r.n.dir)
 		if err != nil {
-			return fn.Step{}, fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+			err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+			failed(r, nil, err)
+			return fn.Step{}, err
 		}
 		_, how, _ := strings.Cut(s.Name, " (")
 		s.Name = r.f.Label() + " (" + how
@@ -247,6 +299,14 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode) (
 func (n *node) kptfilePath() string {
 	return path.Join(n.rel, KptfileName)
 }
+
+// staticError is a step that fails the checks kpt makes when it reads a Kptfile (a configPath that
+// is absolute, leaves the package or names no single resource): kpt refuses such a package before
+// rendering and writes no status.
+type staticError struct{ err error }
+
+func (e *staticError) Error() string { return e.err.Error() }
+func (e *staticError) Unwrap() error { return e.err }
 
 // stepConfig is a step's functionConfig: the resource of its configPath (a file of the package
 // itself, not of a subpackage, holding one resource), or a ConfigMap named function-input holding
@@ -271,11 +331,11 @@ func stepConfig(n *node, f Function, items []*yaml.RNode, pkgs map[string]*node)
 	}
 	where := fmt.Sprintf("%s: %s: configPath %q", n.kptfilePath(), f.Label(), f.ConfigPath)
 	if path.IsAbs(f.ConfigPath) || filepath.IsAbs(f.ConfigPath) {
-		return nil, fmt.Errorf("%w: %s must be relative to the package", ErrInvalidKptfile, where)
+		return nil, &staticError{fmt.Errorf("%w: %s must be relative to the package", ErrInvalidKptfile, where)}
 	}
 	p := path.Clean(path.Join(n.rel, f.ConfigPath))
 	if rel := strings.TrimPrefix(p, n.rel+"/"); n.rel != "" && rel == p || p == ".." || strings.HasPrefix(p, "../") {
-		return nil, fmt.Errorf("%w: %s is outside the package", ErrInvalidKptfile, where)
+		return nil, &staticError{fmt.Errorf("%w: %s is outside the package", ErrInvalidKptfile, where)}
 	}
 	if owner := ownerOf(pkgs, path.Dir(p)); owner != n.rel {
 		return nil, fmt.Errorf("%w: %s is in the subpackage %s: a function config must be in the package's own directories", ErrInvalidKptfile, where, owner)
@@ -287,7 +347,10 @@ func stepConfig(n *node, f Function, items []*yaml.RNode, pkgs map[string]*node)
 		}
 	}
 	if len(found) != 1 {
-		return nil, fmt.Errorf("%w: %s must be a file of the package holding exactly one resource (found %d)", ErrInvalidKptfile, where, len(found))
+		return nil, &staticError{fmt.Errorf("%w: %s must be a file of the package holding exactly one resource (found %d)", ErrInvalidKptfile, where, len(found))}
+	}
+	if found[0].GetName() == "" {
+		return nil, &staticError{fmt.Errorf("%w: %s: the function config has no metadata.name", ErrInvalidKptfile, where)}
 	}
 	cfg, err := fn.StripInternal(found)
 	if err != nil {
@@ -382,7 +445,9 @@ func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]
 		return nil, err
 	}
 	if err := relocate(out, "", n.rel); err != nil {
-		return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		res.Status.rejectLast(err)
+		return nil, err
 	}
 	return out, nil
 }
@@ -441,9 +506,11 @@ func describe(n *yaml.RNode) string { return n.GetKind() + "/" + n.GetName() }
 func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
 	input := items
 	for i, s := range n.mutators {
-		seen, rest := n.kf.Pipeline.Mutators[i].partition(input)
+		f := n.kf.Pipeline.Mutators[i]
+		seen, rest := f.partition(input)
 		out, runs, err := fn.Run(ctx, []fn.Step{s}, seen)
 		res.Runs = append(res.Runs, runs...)
+		res.Status.MutationSteps = append(res.Status.MutationSteps, ranStatus(f, runs, err))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
@@ -465,11 +532,37 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 		}
 		_, runs, err := fn.Run(ctx, []fn.Step{s}, copies)
 		res.Runs = append(res.Runs, runs...)
+		res.Status.ValidationSteps = append(res.Status.ValidationSteps, ranStatus(f, runs, err))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 	}
 	return input, nil
+}
+
+// ranStatus records a step that was run: from its function results, or, when it has none, as a
+// step that could not start.
+func ranStatus(f Function, runs []fn.FunctionResults, err error) StepStatus {
+	image := displayImage(f.Image)
+	if len(runs) == 0 {
+		if err == nil {
+			return StepStatus{Name: f.Name, Image: image, Exec: f.Exec}
+		}
+		return notStarted(f, image, err)
+	}
+	return stepStatus(f, image, runs[len(runs)-1])
+}
+
+// displayImage is an image as kpt names it in the render status: with the tag latest when it has
+// neither tag nor digest.
+func displayImage(image string) string {
+	if image == "" {
+		return ""
+	}
+	if _, tag, digest := splitImage(image); tag == "" && digest == "" {
+		return image + ":latest"
+	}
+	return image
 }
 
 // splitCommand splits an exec step into the executable and its arguments the way a POSIX shell

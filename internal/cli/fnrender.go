@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -20,7 +21,7 @@ func newFnRenderCmd() *cobra.Command {
 		dryRun     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "render DIR [--catalog REF --trusted-catalog REF]...",
+		Use:   "render [DIR] [--catalog REF --trusted-catalog REF]...",
 		Short: "Render a kpt package: run the pipelines of its Kptfiles",
 		Long: `Render runs the pipeline of DIR/Kptfile as kpt fn render does: the pipelines of the
 subpackages (directories with their own Kptfile) first, depth-first, each over its own
@@ -39,9 +40,14 @@ Exit status: 0 on success, 1 when a function fails or reports an error result (n
 written), 2 for usage errors such as an untrusted catalog or a missing --allow-exec.`,
 		Example: `  krm-catalog fn render app/ --catalog catalog.yaml --trusted-catalog catalog.yaml
   krm-catalog fn render app/ --output stdout`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExit(fnRender(cmd.Context(), cmd, &o, args[0], resultsDir, output, dryRun))
+			// as kpt, the package is the working directory unless named
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			return runExit(fnRender(cmd.Context(), cmd, &o, dir, resultsDir, output, dryRun))
 		},
 	}
 	o.addRunFlags(cmd.Flags())
@@ -73,6 +79,13 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 			if err := reportResults(stderr, resultsDir, runs, renderErr); err != nil {
 				return err
 			}
+			if output == "" && !dryRun {
+				// the failure is recorded in the root Kptfile's status, as kpt records it; no
+				// other file changes
+				if err := writeStatus(res, renderErr); err != nil {
+					fmt.Fprintf(stderr, "krm-catalog: %v\n", err)
+				}
+			}
 		}
 		return renderErr
 	}
@@ -85,8 +98,14 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 		dest = invoke.Print
 	}
 	show := dest != invoke.WriteBack
+	items := res.Items
+	if dest == invoke.WriteBack {
+		if items, err = res.StatusItems(nil); err != nil {
+			return err
+		}
+	}
 	// the output is planned before the results are written, so that a refused write is in them
-	out, outErr := invoke.PackageOutput(res.Package, res.Items, dest)
+	out, outErr := invoke.PackageOutput(res.Package, items, dest)
 	runs := res.Runs
 	if outErr != nil {
 		runs, outErr = fn.RejectedRun(runs, "krm-catalog fn render: write", outErr)
@@ -110,6 +129,21 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 	// kpt's summary, on stdout as kpt prints it, for scripts that read it
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "Successfully executed %d function(s) in %d package(s)\n", len(res.Runs), res.Packages)
 	return err
+}
+
+// writeStatus writes the status of a failed render into the root Kptfile and changes no other
+// file.
+func writeStatus(res *kpt.Result, renderErr error) error {
+	items, err := res.StatusItems(renderErr)
+	if err != nil {
+		return err
+	}
+	changes, err := res.Package.Plan(items)
+	if err != nil {
+		return fmt.Errorf("write the Kptfile status: %w", err)
+	}
+	changes = slices.DeleteFunc(changes, func(c fn.FileChange) bool { return c.Path != kpt.KptfileName })
+	return res.Package.Apply(changes)
 }
 
 // reportSkipped says on stderr which files of a package were not read.

@@ -9,6 +9,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -82,7 +83,8 @@ func run(name, tag string) {
 	// a function that reports an error result fails, as the catalog's validators do
 	for _, r := range rl.Results {
 		if r.IsError() {
-			fmt.Fprintln(os.Stderr, "function failure")
+			// the catalog's SDK says this on stderr when a function fails
+			fmt.Fprint(os.Stderr, "failed to evaluate function: error: function failure")
 			os.Exit(1)
 		}
 	}
@@ -128,15 +130,50 @@ func setNamespace(rl *fn.ResourceList, tag string) error {
 	if ns == "" {
 		return fmt.Errorf("functionConfig: data.namespace is required")
 	}
+	count := 0
+	old := map[string]string{}
 	for _, it := range rl.Items {
 		if clusterScoped[it.GetKind()] || tag == latest && it.GetKind() == "Kptfile" {
 			continue
 		}
+		cur := it.GetNamespace()
+		// the catalog's function leaves a kind it does not know alone unless it has a namespace
+		if tag == latest && cur == "" && !namespaced[it.GetKind()] {
+			continue
+		}
+		if cur == "" {
+			cur = "default"
+		}
+		if cur == ns {
+			continue
+		}
+		old[cur] = cur
+		count++
 		if err := it.PipeE(yaml.SetK8sNamespace(ns)); err != nil {
 			return err
 		}
 	}
+	if tag != latest {
+		return nil
+	}
+	// the results the catalog's function reports
+	msg := fmt.Sprintf("all matching namespaces are already %q. no value changed", ns)
+	if count > 0 {
+		msg = fmt.Sprintf("namespace %v updated to %q, %d value(s) changed", sortedKeys(old), ns, count)
+	}
+	rl.Results = append(rl.Results,
+		fn.Result{Message: msg, Severity: fn.SeverityInfo},
+		fn.Result{Message: "all `depends-on` annotations are up-to-date. no `namespace` changed", Severity: fn.SeverityInfo})
 	return nil
+}
+
+// namespaced are the namespaced kinds the catalog's set-namespace knows.
+var namespaced = map[string]bool{
+	"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true, "Pod": true, "Job": true,
+	"CronJob": true, "Service": true, "ConfigMap": true, "Secret": true, "ServiceAccount": true, "Role": true,
+	"RoleBinding": true, "Ingress": true, "PersistentVolumeClaim": true, "NetworkPolicy": true,
+	"HorizontalPodAutoscaler": true, "PodDisruptionBudget": true, "Endpoints": true, "LimitRange": true,
+	"ResourceQuota": true, "ReplicationController": true,
 }
 
 // workloads have their labels copied into the selector and the pod template, as kustomize's
@@ -149,6 +186,7 @@ func setLabels(rl *fn.ResourceList, tag string) error {
 		return err
 	}
 	keys := sortedKeys(labels)
+	count := 0
 	for _, it := range rl.Items {
 		paths := [][]string{{"metadata", "labels"}}
 		switch {
@@ -173,8 +211,12 @@ func setLabels(rl *fn.ResourceList, tag string) error {
 				if err := m.PipeE(yaml.SetField(k, yaml.NewStringRNode(labels[k]))); err != nil {
 					return err
 				}
+				count++
 			}
 		}
+	}
+	if tag == latest {
+		rl.Results = append(rl.Results, fn.Result{Message: fmt.Sprintf("set %d labels in total", count), Severity: fn.SeverityInfo})
 	}
 	return nil
 }
@@ -185,6 +227,15 @@ func labelsConfig(rl *fn.ResourceList) (map[string]string, error) {
 	cfg := rl.FunctionConfig
 	switch {
 	case cfg == nil || cfg.IsNilOrEmpty():
+		// the catalog's function reports this, and fails
+		rl.Results = append(rl.Results, fn.Result{Message: "`FunctionConfig` is not given", Severity: fn.SeverityInfo})
+		out, err := rl.Encode(fn.YAML)
+		if err != nil {
+			return nil, err
+		}
+		os.Stdout.Write(out)
+		fmt.Fprint(os.Stderr, "failed to evaluate function: error: function failure")
+		os.Exit(1)
 	case cfg.GetKind() == "ConfigMap":
 		return cfg.GetDataMap(), nil
 	case cfg.GetKind() == "SetLabels":
@@ -213,6 +264,10 @@ func stringMap(n *yaml.RNode, field string) (map[string]string, error) {
 func setAnnotations(rl *fn.ResourceList, _ string) error {
 	anns := configData(rl)
 	keys := sortedKeys(anns)
+	annsJSON, err := json.Marshal(anns)
+	if err != nil {
+		return err
+	}
 	for _, it := range rl.Items {
 		if existing := it.Field("metadata").Value.Field("annotations"); existing != nil {
 			unquote(existing.Value)
@@ -222,6 +277,13 @@ func setAnnotations(rl *fn.ResourceList, _ string) error {
 			paths = append(paths, []string{"spec", "template", "metadata", "annotations"})
 		}
 		for _, p := range paths {
+			// the catalog's function reports each field it set, by file, index and path
+			index, _ := strconv.Atoi(it.GetAnnotations()[kioutil.IndexAnnotation])
+			rl.Results = append(rl.Results, fn.Result{
+				Message: "set annotations: " + string(annsJSON),
+				Field:   &fn.Field{Path: strings.Join(p, ".")},
+				File:    &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation], Index: index},
+			})
 			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
 			if err != nil {
 				return err
@@ -233,6 +295,16 @@ func setAnnotations(rl *fn.ResourceList, _ string) error {
 			}
 		}
 	}
+	sort.SliceStable(rl.Results, func(i, j int) bool {
+		a, b := rl.Results[i], rl.Results[j]
+		if a.File.Path != b.File.Path {
+			return a.File.Path < b.File.Path
+		}
+		if a.File.Index != b.File.Index {
+			return a.File.Index < b.File.Index
+		}
+		return a.Field.Path < b.Field.Path
+	})
 	return nil
 }
 
