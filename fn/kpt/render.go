@@ -559,7 +559,7 @@ func displayImage(image string) string {
 	if image == "" {
 		return ""
 	}
-	if _, tag, digest := splitImage(image); tag == "" && digest == "" {
+	if _, tag, digest := runner.SplitImage(image); tag == "" && digest == "" {
 		return image + ":latest"
 	}
 	return image
