@@ -72,6 +72,10 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 		fr, err = rejected(fr, err)
 		return nil, fr, err
 	}
+	placed := false // the items come from files: new ones get a file as soon as they appear
+	for _, it := range items {
+		placed = placed || annotation(it, kioutil.PathAnnotation) != "" || annotation(it, kioutil.LegacyPathAnnotation) != ""
+	}
 	tags, err := tagIDs(items)
 	if err != nil {
 		return nil, fr, err
@@ -121,8 +125,27 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 			fr, err = rejected(fr, err)
 			return nil, fr, err
 		}
+		if placed {
+			if err := placeNew(o); err != nil {
+				return nil, fr, err
+			}
+		}
 	}
 	return out.Items, fr, nil
+}
+
+// placeNew gives a resource that has no path the file kyaml's function runner gives it right after
+// the step that made it (kpt runs functions through it): its default path, from its kind, name and
+// namespace as they are now, not as later steps leave them. Its index is decided when it is written.
+func placeNew(n *yaml.RNode) error {
+	if annotation(n, kioutil.PathAnnotation) != "" || annotation(n, kioutil.LegacyPathAnnotation) != "" {
+		return nil
+	}
+	p := defaultPath(n)
+	if err := setAnnotation(n, kioutil.PathAnnotation, p); err != nil {
+		return err
+	}
+	return setAnnotation(n, kioutil.LegacyPathAnnotation, p)
 }
 
 // Prepare readies n steps in two passes: check(i) resolves and validates the i-th one, returning

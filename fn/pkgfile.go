@@ -31,6 +31,6 @@ func (p *Package) ReadFile(rel string) ([]*yaml.RNode, error) {
 	return items, nil
 }
 
-// DefaultPath is the file a resource without a path annotation is written to: <kind>_<name>.yaml,
-// lower case, as kpt names it.
+// DefaultPath is the file a resource without a path annotation is written to, as kyaml and kpt name
+// it: <namespace>/<kind>_<name>.yaml, the kind in lower case.
 func DefaultPath(n *yaml.RNode) string { return defaultPath(n) }

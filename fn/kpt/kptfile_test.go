@@ -140,26 +140,17 @@ func TestSelection(t *testing.T) {
 	}
 }
 
-func TestSameImage(t *testing.T) {
+func TestIsStarlarkImage(t *testing.T) {
 	t.Parallel()
-	const digest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	cat := &catalogImage{repo: "example.com/fns/set-ns", tag: "v1", digest: digest}
 	for image, want := range map[string]bool{
-		"example.com/fns/set-ns:v1":                          true,
-		"example.com/fns/set-ns@sha256:" + digest:            true,
-		"example.com/fns/set-ns:v2@sha256:" + digest:         true,
-		"example.com/fns/set-ns:v2":                          false,
-		"example.com/fns/set-ns":                             false,
-		"example.com/other/set-ns:v1":                        false,
-		"localhost:5000/fns/set-ns:v1":                       false,
-		"example.com/fns/set-ns@sha256:" + digest[:63] + "0": false,
+		"localhost:5000/fns/starlark:v0.4": true,
+		"example.com/kpt-fn/starlark":      true,
+		"example.com/kpt-fn/set-labels:v1": false,
+		"example.com/starlark/set-labels":  false,
 	} {
-		if got := sameImage(cat, image); got != want {
-			t.Errorf("sameImage(%q) = %t, want %t", image, got, want)
+		if got := isStarlarkImage(image); got != want {
+			t.Errorf("isStarlarkImage(%q) = %t, want %t", image, got, want)
 		}
-	}
-	if repo, tag, _ := splitImage("localhost:5000/fns/starlark:v0.4"); repo != "localhost:5000/fns/starlark" || tag != "v0.4" || !isStarlarkImage("localhost:5000/fns/starlark:v0.4") {
-		t.Errorf("splitImage: %q %q", repo, tag)
 	}
 }
 

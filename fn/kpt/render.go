@@ -24,9 +24,6 @@ import (
 type Options struct {
 	// Runner checks and builds the steps (permissions, fetching and verifying what runs).
 	Runner *runner.Runner
-	// Runtime is the runtime the user prefers (--runtime). With exec or starlark, an image step whose
-	// image a trusted catalog lists with that runtime runs it instead of a container.
-	Runtime string
 }
 
 // Result is a rendered package, not yet written.
@@ -77,8 +74,8 @@ type node struct {
 // Render renders the package at dir: the pipeline of every subpackage first (depth-first, in
 // directory order) over its own resources, then the package's own pipeline over its resources and
 // everything its subpackages produced. Mutators run in order, then validators, which see the result
-// and whose output is discarded. Resources marked local-config are left out of every function's
-// input and kept as they are. Every step is resolved, checked and fetched before the first runs;
+// and whose output is discarded. The Kptfiles and resources marked local-config are function input,
+// as kpt gives them. Every step is resolved, checked and fetched before the first runs;
 // when a step fails, the error wraps fn.ErrFunctionFailed and the Result carries the runs so far
 // (nothing is to be written).
 func Render(ctx context.Context, dir string, o Options) (*Result, error) {
@@ -385,19 +382,19 @@ func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner
 		}
 		res.Explicit = &resolver.Explicit{Source: "Kptfile exec", Exec: &resolver.ExplicitExec{Path: args[0], Args: args[1:]}}
 	case f.Image != "":
+		// the runtime the user prefers, as a trusted catalog lists the image with it, comes first:
+		// kpt's starlark image too, whose executable then runs rather than the built-in interpreter
+		found, err := o.Runner.ImageResolution(ctx, f.Image)
+		if err != nil {
+			return nil, nil, err
+		}
+		if found != nil {
+			return o.Runner.CheckResolved(found, cfg)
+		}
 		if isStarlarkImage(f.Image) {
 			if e, err := resolver.ExplicitRuntime(cfg); err == nil && e != nil && e.Starlark != nil && e.Starlark.Script != "" {
 				res.Explicit = e
 				break
-			}
-		}
-		if o.Runtime == "exec" || o.Runtime == "starlark" {
-			found, err := imageInCatalogs(ctx, o.Runner.Resolver(), f.Image, o.Runtime)
-			if err != nil {
-				return nil, nil, err
-			}
-			if found != nil {
-				return o.Runner.CheckResolved(found, cfg)
 			}
 		}
 		res.Explicit = &resolver.Explicit{Source: "Kptfile image", Container: &resolver.ExplicitContainer{Image: f.Image}}
@@ -412,77 +409,8 @@ func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner
 
 // isStarlarkImage reports whether an image is kpt's starlark function (any registry, any tag).
 func isStarlarkImage(image string) bool {
-	repo, _, _ := splitImage(image)
+	repo, _, _ := runner.SplitImage(image)
 	return path.Base(repo) == "starlark"
-}
-
-// splitImage splits an image reference into repository, tag and digest (hex, without sha256:).
-func splitImage(image string) (repo, tag, digest string) {
-	repo = image
-	if i := strings.Index(repo, "@"); i >= 0 {
-		digest = strings.TrimPrefix(repo[i+1:], "sha256:")
-		repo = repo[:i]
-	}
-	if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
-		tag = repo[i+1:]
-		repo = repo[:i]
-	}
-	return repo, tag, digest
-}
-
-// sameImage reports whether a catalog's container runtime is the image a step names: the same
-// repository, and the same tag or the same digest.
-func sameImage(c *catalogImage, image string) bool {
-	repo, tag, digest := splitImage(image)
-	if repo != c.repo {
-		return false
-	}
-	return tag != "" && tag == c.tag || digest != "" && digest == c.digest
-}
-
-type catalogImage struct{ repo, tag, digest string }
-
-// imageInCatalogs looks for the image in the trusted catalogs (the built-in one and those named by
-// --trusted-catalog; untrusted ones are not fetched) and returns the first version that lists it and
-// offers the runtime, or nil.
-func imageInCatalogs(ctx context.Context, r *resolver.Resolver, image, runtimeKind string) (*resolver.Resolution, error) {
-	if r == nil {
-		return nil, nil
-	}
-	for _, ref := range r.Refs() {
-		cat, err := r.Load(ctx, ref.Raw)
-		if errors.Is(err, resolver.ErrUntrustedCatalog) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("look for image %s in the catalogs: %w", image, err)
-		}
-		for _, f := range cat.Functions {
-			for _, v := range f.Versions {
-				c := v.Runtime.Container
-				if c == nil {
-					continue
-				}
-				ci := &catalogImage{}
-				ci.repo, ci.tag, ci.digest = splitImage(c.Image)
-				if c.SHA256 != "" {
-					ci.digest = c.SHA256
-				}
-				offers := false
-				for _, k := range v.Runtime.Kinds() {
-					offers = offers || k == runtimeKind
-				}
-				if offers && sameImage(ci, image) {
-					return &resolver.Resolution{
-						APIVersion: f.APIVersion(v), Kind: f.Kind,
-						Catalog: ref.Raw, CatalogName: cat.Name,
-						Function: f, Version: v,
-					}, nil
-				}
-			}
-		}
-	}
-	return nil, nil
 }
 
 // hydrate renders one package: its subpackages first, then its own pipeline over its resources and
@@ -573,16 +501,10 @@ func relocate(items []*yaml.RNode, from, to string) error {
 func describe(n *yaml.RNode) string { return n.GetKind() + "/" + n.GetName() }
 
 // runPipeline runs a package's mutators, then its validators, over items (paths relative to the
-// package). Local-config resources are kept out of the functions' input and returned unchanged.
+// package). The Kptfile and local-config resources are part of the input, as kpt gives them
+// (a step's selectors and exclude decide what it sees).
 func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
-	var local, input []*yaml.RNode
-	for _, it := range items {
-		if isLocalConfig(it) {
-			local = append(local, it)
-		} else {
-			input = append(input, it)
-		}
-	}
+	input := items
 	for i, s := range n.mutators {
 		f := n.kf.Pipeline.Mutators[i]
 		seen, rest := f.partition(input)
@@ -615,7 +537,7 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 	}
-	return append(input, local...), nil
+	return input, nil
 }
 
 // ranStatus records a step that was run: from its function results, or, when it has none, as a

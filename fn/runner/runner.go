@@ -179,6 +179,16 @@ func (r *Runner) Check(ctx context.Context, cfg *yaml.RNode) (*Checked, []fn.Res
 	if err != nil {
 		return nil, nil, err
 	}
+	if e := res.Explicit; e != nil && e.Container != nil {
+		// an image the config names, listed by a trusted catalog with the runtime the user prefers
+		found, err := r.ImageResolution(ctx, e.Container.Image)
+		if err != nil {
+			return nil, nil, err
+		}
+		if found != nil {
+			res = found
+		}
+	}
 	return r.CheckResolved(res, cfg)
 }
 
