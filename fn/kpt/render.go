@@ -24,6 +24,9 @@ import (
 type Options struct {
 	// Runner checks and builds the steps (permissions, fetching and verifying what runs).
 	Runner *runner.Runner
+	// Tags lists a registry's tags, for a step whose tag constraint names an image no trusted
+	// catalog lists; nil refuses such a step.
+	Tags TagLister
 }
 
 // Result is a rendered package, not yet written.
@@ -224,16 +227,19 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, r
 		validator bool
 		cfg       *yaml.RNode
 		checked   *runner.Checked
+		pos       *Function // the step in its Kptfile: its image becomes the tag's resolution
 	}
 	var refs []*ref
+	var pinned []*resolver.Resolution
 	for _, n := range all {
-		for _, f := range n.kf.Pipeline.Mutators {
-			refs = append(refs, &ref{n: n, f: f})
+		for i := range n.kf.Pipeline.Mutators {
+			refs = append(refs, &ref{n: n, f: n.kf.Pipeline.Mutators[i], pos: &n.kf.Pipeline.Mutators[i]})
 		}
-		for _, f := range n.kf.Pipeline.Validators {
-			refs = append(refs, &ref{n: n, f: f, validator: true})
+		for i := range n.kf.Pipeline.Validators {
+			refs = append(refs, &ref{n: n, f: n.kf.Pipeline.Validators[i], validator: true, pos: &n.kf.Pipeline.Validators[i]})
 		}
 	}
+	pinned = make([]*resolver.Resolution, len(refs))
 	pkgs := map[string]*node{}
 	for _, n := range all {
 		pkgs[n.rel] = n
@@ -260,7 +266,25 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, r
 			return "", nil, err
 		}
 		r.cfg = cfg
-		c, results, err := check(ctx, o, r.f, cfg)
+		if r.f.Tag != "" {
+			// a tag constraint resolves first; the status then names the version that ran
+			ti, err := resolveTag(ctx, o.Runner.Resolver(), o.Tags, r.f.Image, r.f.Tag)
+			if err != nil {
+				err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+				failed(r, nil, err)
+				return "", nil, err
+			}
+			r.f.Image, r.f.Tag = ti.Image, ""
+			r.pos.Image, r.pos.Tag = ti.Image, ""
+			pinned[i] = ti.Catalog
+		}
+		var c *runner.Checked
+		var results []fn.Result
+		if pinned[i] != nil {
+			c, results, err = o.Runner.CheckResolved(pinned[i], cfg)
+		} else {
+			c, results, err = check(ctx, o, r.f, cfg)
+		}
 		if err != nil && len(results) == 0 {
 			err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
 			failed(r, nil, err)
@@ -559,7 +583,7 @@ func displayImage(image string) string {
 	if image == "" {
 		return ""
 	}
-	if _, tag, digest := splitImage(image); tag == "" && digest == "" {
+	if _, tag, digest := runner.SplitImage(image); tag == "" && digest == "" {
 		return image + ":latest"
 	}
 	return image

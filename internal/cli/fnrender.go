@@ -69,7 +69,7 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 		return err
 	}
 	defer r.Close()
-	res, renderErr := kpt.Render(ctx, dir, kpt.Options{Runner: r})
+	res, renderErr := kpt.Render(ctx, dir, kpt.Options{Runner: r, Tags: &ociAdapter{opts: o}})
 	if renderErr != nil {
 		if res != nil {
 			// a render refused after its functions ran (a path leaving a subpackage) is recorded, so
