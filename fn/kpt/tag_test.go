@@ -69,7 +69,7 @@ func TestRenderResolvesTagConstraints(t *testing.T) {
 			cat := filepath.Join(dir, "catalog.yaml")
 			pkg := filepath.Join(dir, "pkg")
 			files := map[string]string{
-				cat: tagCatalog(listed, "1.1.0", "1.2.0", "1.2.7", "1.3.0", "2.1.0"),
+				cat:                           tagCatalog(listed, "1.1.0", "1.2.0", "1.2.7", "1.3.0", "2.1.0"),
 				filepath.Join(pkg, "Kptfile"): fmt.Sprintf("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n    - image: %s\n      tag: %q\n      configMap:\n        namespace: staging\n", tc.image, tc.tag),
 				filepath.Join(pkg, "cm.yaml"): "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
 			}
