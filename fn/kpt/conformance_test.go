@@ -328,7 +328,12 @@ func runCase(t *testing.T, root, name string) {
 		}
 		t.Logf("bash .expected/exec.sh: exit %d\n%s", code, stderr.String())
 	} else {
-		args := []string{"fn", "render", got}
+		// the versions a tag constraint chooses among come from a trusted catalog
+		catalog, err := filepath.Abs(filepath.Join("testdata", "catalog.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"fn", "render", got, "--catalog", catalog, "--trusted-catalog", catalog, "--cache-dir", filepath.Join(work, "cache")}
 		if resultsDir != "" {
 			args = append(args, "--results-dir", resultsDir)
 		}
@@ -449,6 +454,10 @@ func kptfileContent(t *testing.T, name, data string, ignoreStderr bool) any {
 				if m == nil {
 					continue
 				}
+				// a version a catalog pins is named with its digest; kpt names the tag
+				if img, ok := m["image"].(string); ok {
+					m["image"] = pinned.ReplaceAllString(img, "")
+				}
 				if m["executionError"] != nil {
 					m["executionError"] = "(an error)"
 				}
@@ -470,6 +479,8 @@ func kptfileContent(t *testing.T, name, data string, ignoreStderr bool) any {
 	}
 	return v
 }
+
+var pinned = regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
 
 // readTree reads every regular file under dir.
 func readTree(t *testing.T, dir string) map[string]string {
