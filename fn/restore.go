@@ -102,10 +102,16 @@ func (t tagged) untag(n *yaml.RNode, id string) error {
 func Restore(from, to *yaml.RNode) *yaml.RNode {
 	fd, td := from.Document(), to.Document()
 	if fd.Kind == yaml.DocumentNode && td.Kind != yaml.DocumentNode {
+		// kyaml's function runner (kpt's) reads a function's output items as bare mappings and
+		// copies the document's head comment onto the mapping: a licence header then sits directly
+		// above the first field, the blank line after it gone, and kpt writes it so
+		if fd.HeadComment != "" && td.HeadComment == "" {
+			td.HeadComment = fd.HeadComment
+		}
 		td = &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{td}}
 		to = yaml.NewRNode(td)
-	}
-	if fd.Kind == td.Kind && fd.Kind == yaml.DocumentNode {
+		copyComments(&yaml.Node{LineComment: fd.LineComment, FootComment: fd.FootComment}, td)
+	} else if fd.Kind == td.Kind && fd.Kind == yaml.DocumentNode {
 		copyComments(fd, td)
 	}
 	restoreNode(from.YNode(), to.YNode(), 0)

@@ -136,7 +136,8 @@ func setNamespace(rl *fn.ResourceList, tag string) error {
 	count := 0
 	old := map[string]string{}
 	for _, it := range rl.Items {
-		if clusterScoped[it.GetKind()] || tag == latest && it.GetKind() == "Kptfile" {
+		// the catalog's function leaves local-config resources alone (what kpt live apply skips)
+		if clusterScoped[it.GetKind()] || tag == latest && (it.GetKind() == "Kptfile" || localConfig(it)) {
 			continue
 		}
 		cur := it.GetNamespace()
@@ -170,6 +171,11 @@ func setNamespace(rl *fn.ResourceList, tag string) error {
 	return nil
 }
 
+// localConfig reports a resource marked config.kubernetes.io/local-config: "true".
+func localConfig(it *yaml.RNode) bool {
+	return it.GetAnnotations()["config.kubernetes.io/local-config"] == "true"
+}
+
 // namespaced are the namespaced kinds the catalog's set-namespace knows.
 var namespaced = map[string]bool{
 	"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true, "Pod": true, "Job": true,
@@ -191,6 +197,9 @@ func setLabels(rl *fn.ResourceList, tag string) error {
 	keys := sortedKeys(labels)
 	count := 0
 	for _, it := range rl.Items {
+		if tag == latest && localConfig(it) {
+			continue // as the catalog's function: local-config resources are left alone
+		}
 		paths := [][]string{{"metadata", "labels"}}
 		switch {
 		case workloads[it.GetKind()] && tag != latest:
