@@ -33,7 +33,8 @@ const (
 
 // Kptfile is the part of a Kptfile that render reads.
 type Kptfile struct {
-	Name     string
+	Name        string
+	Annotations map[string]string
 	Pipeline Pipeline
 }
 
@@ -114,7 +115,8 @@ func ParseKptfile(data []byte) (*Kptfile, error) {
 		APIVersion string `yaml:"apiVersion"`
 		Kind       string `yaml:"kind"`
 		Metadata   struct {
-			Name string `yaml:"name"`
+			Name        string            `yaml:"name"`
+			Annotations map[string]string `yaml:"annotations"`
 		} `yaml:"metadata"`
 		Pipeline yaml.Node `yaml:"pipeline"`
 	}
@@ -127,7 +129,7 @@ func ParseKptfile(data []byte) (*Kptfile, error) {
 	if head.APIVersion != KptfileAPIVersion {
 		return nil, fmt.Errorf("%w: apiVersion %q is not supported: update the Kptfile to %s", ErrInvalidKptfile, head.APIVersion, KptfileAPIVersion)
 	}
-	kf := &Kptfile{Name: head.Metadata.Name}
+	kf := &Kptfile{Name: head.Metadata.Name, Annotations: head.Metadata.Annotations}
 	if head.Pipeline.Kind == 0 || head.Pipeline.Tag == "!!null" {
 		return kf, nil
 	}

@@ -45,13 +45,25 @@ type Result struct {
 	Input []*yaml.RNode
 	// Status records every step that ran or could not start, for the root Kptfile's renderStatus.
 	Status RenderStatus
+	// Saved says that the render failed and Items are what it rendered until then, to be written
+	// as the root Kptfile's kpt.dev/save-on-render-failure annotation asks.
+	Saved bool
+
+	save bool
 }
+
+// SaveOnRenderFailureAnnotation on the root Kptfile asks render to write what it rendered until
+// a step failed, as kpt does.
+const SaveOnRenderFailureAnnotation = "kpt.dev/save-on-render-failure"
+
+// isTrue reads an annotation's value as kpt reads a condition: "true" in any case.
+func isTrue(v string) bool { return strings.EqualFold(v, "true") }
 
 // StatusItems are the items to write after a render: on success the rendered items, on failure the
 // package as read; either with the root Kptfile's status set as kpt sets it.
 func (r *Result) StatusItems(renderErr error) ([]*yaml.RNode, error) {
 	items := r.Items
-	if renderErr != nil {
+	if renderErr != nil && !r.Saved {
 		items = r.Input
 	}
 	kf := rootKptfile(items)
@@ -114,8 +126,12 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		res.Runs = invalid
 		return res, err
 	}
+	res.save = isTrue(root.kf.Annotations[SaveOnRenderFailureAnnotation])
 	out, err := hydrate(ctx, root, items, res)
 	if err != nil {
+		if res.save && out != nil {
+			res.Items, res.Saved = out, true
+		}
 		return res, err
 	}
 	res.Items = out
@@ -451,10 +467,18 @@ func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]
 		own[owner] = append(own[owner], it)
 	}
 	input := own[n.rel]
-	for _, c := range n.children {
+	for i, c := range n.children {
 		out, err := hydrate(ctx, c, own[c.rel], res)
 		if err != nil {
-			return nil, err
+			if !res.save {
+				return nil, err
+			}
+			// kpt.dev/save-on-render-failure: what the subpackage rendered, and the rest as read
+			input = append(input, out...)
+			for _, rest := range n.children[i+1:] {
+				input = append(input, own[rest.rel]...)
+			}
+			return input, err
 		}
 		input = append(input, out...)
 	}
@@ -466,7 +490,14 @@ func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]
 	}
 	out, err := runPipeline(ctx, n, input, res)
 	if err != nil {
-		return nil, err
+		if !res.save {
+			return nil, err
+		}
+		// kpt.dev/save-on-render-failure: the resources as the steps before the failure left them
+		if rerr := relocate(out, "", n.rel); rerr != nil {
+			return nil, err
+		}
+		return out, err
 	}
 	if err := relocate(out, "", n.rel); err != nil {
 		err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
@@ -536,7 +567,8 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 		res.Runs = append(res.Runs, runs...)
 		res.Status.MutationSteps = append(res.Status.MutationSteps, ranStatus(f, runs, err))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+			// what the steps before left, for kpt.dev/save-on-render-failure
+			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 		input = append(out, rest...)
 	}
@@ -558,7 +590,7 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 		res.Runs = append(res.Runs, runs...)
 		res.Status.ValidationSteps = append(res.Status.ValidationSteps, ranStatus(f, runs, err))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 	}
 	return input, nil

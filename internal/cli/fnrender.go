@@ -158,7 +158,7 @@ func renderOut(cmd *cobra.Command, res *kpt.Result, resultsDir, output string) e
 }
 
 // writeStatus writes the status of a failed render into the root Kptfile and changes no other
-// file.
+// file, unless the package asks for what rendered to be saved (kpt.dev/save-on-render-failure).
 func writeStatus(res *kpt.Result, renderErr error) error {
 	items, err := res.StatusItems(renderErr)
 	if err != nil {
@@ -168,7 +168,9 @@ func writeStatus(res *kpt.Result, renderErr error) error {
 	if err != nil {
 		return fmt.Errorf("write the Kptfile status: %w", err)
 	}
-	changes = slices.DeleteFunc(changes, func(c fn.FileChange) bool { return c.Path != kpt.KptfileName })
+	if !res.Saved {
+		changes = slices.DeleteFunc(changes, func(c fn.FileChange) bool { return c.Path != kpt.KptfileName })
+	}
 	return res.Package.Apply(changes)
 }
 
