@@ -35,7 +35,7 @@ const (
 type Kptfile struct {
 	Name        string
 	Annotations map[string]string
-	Pipeline Pipeline
+	Pipeline    Pipeline
 }
 
 // Pipeline is a package's functions: mutators run in order, then validators.
