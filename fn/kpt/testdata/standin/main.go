@@ -210,9 +210,7 @@ func setLabels(rl *fn.ResourceList, tag string) error {
 				paths = append(paths, []string{"spec", "template", "metadata", "labels"})
 			}
 		case it.GetKind() == "Service" && tag == latest:
-			if it.Field("spec") != nil && it.Field("spec").Value.Field("selector") != nil {
-				paths = append(paths, []string{"spec", "selector"})
-			}
+			paths = append(paths, []string{"spec", "selector"})
 		}
 		for _, p := range paths {
 			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
