@@ -150,10 +150,14 @@ func keepDocComments(data []byte, nodes []*yaml.RNode) {
 		if i >= len(nodes) {
 			return
 		}
+		n := nodes[i].YNode()
+		// a comment on the first field is the resource's, as kpt's reader of a function's output has it
+		if n.Kind == yaml.MappingNode && len(n.Content) > 0 && n.HeadComment == "" && n.Content[0].HeadComment != "" {
+			n.HeadComment, n.Content[0].HeadComment = n.Content[0].HeadComment, ""
+		}
 		if doc.HeadComment == "" {
 			continue
 		}
-		n := nodes[i].YNode()
 		if n.HeadComment == "" {
 			n.HeadComment = doc.HeadComment
 		} else {
