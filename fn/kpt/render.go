@@ -56,6 +56,10 @@ type Result struct {
 // a step failed, as kpt does.
 const SaveOnRenderFailureAnnotation = "kpt.dev/save-on-render-failure"
 
+// BFSRenderAnnotation on the root Kptfile renders the packages top-down, level by level, as kpt
+// does: each package's pipeline sees its own resources and its subpackages'.
+const BFSRenderAnnotation = "kpt.dev/bfs-rendering"
+
 // isTrue reads an annotation's value as kpt reads a condition: "true" in any case.
 func isTrue(v string) bool { return strings.EqualFold(v, "true") }
 
@@ -127,7 +131,11 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		return res, err
 	}
 	res.save = isTrue(root.kf.Annotations[SaveOnRenderFailureAnnotation])
-	out, err := hydrate(ctx, root, items, res)
+	render := hydrate
+	if isTrue(root.kf.Annotations[BFSRenderAnnotation]) {
+		render = hydrateBFS
+	}
+	out, err := render(ctx, root, items, res)
 	if err != nil {
 		if res.save && out != nil {
 			res.Items, res.Saved = out, true
@@ -505,6 +513,49 @@ func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]
 		return nil, err
 	}
 	return out, nil
+}
+
+// hydrateBFS renders the packages top-down (the root first, then its subpackages level by level,
+// in directory order), each pipeline over the resources of the package and of every package
+// below it, as they are at that point.
+func hydrateBFS(ctx context.Context, root *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
+	state := items
+	queue := []*node{root}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = append(queue[1:], n.children...)
+		if len(n.mutators) == 0 && len(n.validators) == 0 {
+			continue
+		}
+		var in, rest []*yaml.RNode
+		for _, it := range state {
+			if p := path.Clean(itemPath(it)); n.rel == "" || strings.HasPrefix(p, n.rel+"/") {
+				in = append(in, it)
+			} else {
+				rest = append(rest, it)
+			}
+		}
+		if err := relocate(in, n.rel, ""); err != nil {
+			return nil, err
+		}
+		out, err := runPipeline(ctx, n, in, res)
+		if err != nil {
+			if !res.save {
+				return nil, err
+			}
+			if rerr := relocate(out, "", n.rel); rerr != nil {
+				return nil, err
+			}
+			return append(rest, out...), err
+		}
+		if err := relocate(out, "", n.rel); err != nil {
+			err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
+			res.Status.rejectLast(err)
+			return nil, err
+		}
+		state = append(rest, out...)
+	}
+	return state, nil
 }
 
 // relocate rewrites path annotations from under one package directory to under another (either may
