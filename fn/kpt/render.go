@@ -60,6 +60,15 @@ const SaveOnRenderFailureAnnotation = "kpt.dev/save-on-render-failure"
 // does: each package's pipeline sees its own resources and its subpackages'.
 const BFSRenderAnnotation = "kpt.dev/bfs-rendering"
 
+// isKustomization reports whether a file is kustomize's, which kpt leaves to kustomize.
+func isKustomization(p string) bool {
+	switch path.Base(p) {
+	case "kustomization.yaml", "kustomization.yml", "Kustomization":
+		return true
+	}
+	return false
+}
+
 // isTrue reads an annotation's value as kpt reads a condition: "true" in any case.
 func isTrue(v string) bool { return strings.EqualFold(v, "true") }
 
@@ -105,7 +114,11 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	pkg, items, err := fn.ReadPackage(dir)
+	ignored, err := krmignored(dir)
+	if err != nil {
+		return nil, err
+	}
+	pkg, items, err := fn.ReadPackage(dir, ignored...)
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +133,36 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 	res := &Result{Package: pkg, Packages: len(all)}
 	for _, it := range items {
 		res.Input = append(res.Input, it.Copy())
+	}
+	// as kpt, a YAML file that is not a KRM resource (kustomize's kustomization.yaml aside) fails the
+	// render unless .krmignore names it
+	for _, f := range pkg.Skipped {
+		if isKustomization(f) {
+			continue
+		}
+		err := fmt.Errorf("%w: input resource list must contain only KRM resources: %s: resource must have `apiVersion` and `kind` (list it in %s to leave it out)", fn.ErrInvalidPackage, f, KrmignoreName)
+		// the first step that would have been given it fails, as kpt records it
+		byRel := map[string]*node{}
+		for _, n := range all {
+			byRel[n.rel] = n
+		}
+		for rel := ownerOf(byRel, path.Dir(f)); ; rel = ownerOf(byRel, path.Dir(rel)) {
+			n := byRel[rel]
+			if len(n.kf.Pipeline.Mutators) > 0 {
+				f := n.kf.Pipeline.Mutators[0]
+				res.Status.MutationSteps = append(res.Status.MutationSteps, notStarted(f, displayImage(f.Image), err))
+				break
+			}
+			if len(n.kf.Pipeline.Validators) > 0 {
+				f := n.kf.Pipeline.Validators[0]
+				res.Status.ValidationSteps = append(res.Status.ValidationSteps, notStarted(f, displayImage(f.Image), err))
+				break
+			}
+			if rel == "" {
+				break
+			}
+		}
+		return res, err
 	}
 	if invalid, err := prepare(ctx, o, all, items, res); err != nil {
 		var static *staticError
