@@ -112,7 +112,7 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 	dir = fn.PackageRoot(dir)
 	root, err := findPackages(dir)
 	if err != nil {
-		return nil, err
+		return failedSubpackage(dir, err)
 	}
 	ignored, err := krmignored(dir)
 	if err != nil {
@@ -187,6 +187,27 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 	}
 	res.Items = out
 	return res, nil
+}
+
+// failedSubpackage is Render's outcome when a subpackage's Kptfile cannot be read but the root's
+// can: as kpt, the failure goes into the root Kptfile's status, with no step recorded.
+func failedSubpackage(dir string, err error) (*Result, error) {
+	data, rerr := os.ReadFile(filepath.Join(dir, KptfileName))
+	if rerr != nil {
+		return nil, err
+	}
+	if _, perr := ParseKptfile(data); perr != nil {
+		return nil, err
+	}
+	pkg, _, rerr := fn.ReadPackage(dir)
+	if rerr != nil {
+		return nil, err
+	}
+	kf, rerr := pkg.ReadFile(KptfileName)
+	if rerr != nil {
+		return nil, err
+	}
+	return &Result{Package: pkg, Input: kf}, err
 }
 
 // walk lists the tree's packages, each after its subpackages (the order they render in).
@@ -552,7 +573,7 @@ func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]
 	}
 	if err := relocate(out, "", n.rel); err != nil {
 		err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
-		res.Status.rejectLast(err)
+		res.Status.RejectLast(err)
 		return nil, err
 	}
 	return out, nil
@@ -593,7 +614,7 @@ func hydrateBFS(ctx context.Context, root *node, items []*yaml.RNode, res *Resul
 		}
 		if err := relocate(out, "", n.rel); err != nil {
 			err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
-			res.Status.rejectLast(err)
+			res.Status.RejectLast(err)
 			return nil, err
 		}
 		state = append(rest, out...)

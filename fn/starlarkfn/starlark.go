@@ -123,7 +123,8 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 	if err != nil {
 		return nil, &fn.FunctionError{Err: err}
 	}
-	out.Stderr = printed.String()
+	// as kpt's starlark function, which prints each line with a newline between them
+	out.Stderr = strings.TrimSuffix(printed.String(), "\n")
 	return out, nil
 }
 

@@ -114,6 +114,13 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 		return err
 	}
 	if outErr != nil {
+		if dest == invoke.WriteBack {
+			// the last step's output is what cannot be written: kpt records that step as failed
+			res.Status.RejectLast(outErr)
+			if err := writeStatus(res, outErr); err != nil {
+				fmt.Fprintf(stderr, "krm-catalog: %v\n", err)
+			}
+		}
 		return outErr
 	}
 	reportSkipped(stderr, res.Package.Skipped)
