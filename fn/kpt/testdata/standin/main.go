@@ -454,7 +454,7 @@ func searchReplace(rl *fn.ResourceList, _ string) error {
 		f.YNode().Value = to
 		rl.Results = append(rl.Results, fn.Result{
 			Message: fmt.Sprintf("Mutated field value to %q", to),
-			Field: &fn.Field{Path: path}, File: &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation]},
+			Field:   &fn.Field{Path: path}, File: &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation]},
 		})
 	}
 	return nil
