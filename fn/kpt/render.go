@@ -371,7 +371,7 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, r
 		if pinned[i] != nil {
 			c, results, err = o.Runner.CheckResolved(pinned[i], cfg)
 		} else {
-			c, results, err = check(ctx, o, r.f, cfg)
+			c, results, err = check(ctx, o, r.f, cfg, r.n.dir)
 		}
 		if err != nil && len(results) == 0 {
 			err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
@@ -475,7 +475,7 @@ func stepConfig(n *node, f Function, items []*yaml.RNode, pkgs map[string]*node)
 // container, unless it is kpt's starlark function given a StarlarkRun (run in-process), or the user
 // prefers exec or starlark and a trusted catalog lists the image with that runtime; a step with only
 // a configPath resolves through the catalogs by the config's apiVersion and kind.
-func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner.Checked, []fn.Result, error) {
+func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode, dir string) (*runner.Checked, []fn.Result, error) {
 	res := &resolver.Resolution{}
 	if cfg != nil {
 		res.APIVersion, res.Kind = cfg.GetApiVersion(), cfg.GetKind()
@@ -489,6 +489,11 @@ func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner
 		// a bare name is looked up on PATH, as a shell would; a path is relative to the package
 		if !strings.Contains(args[0], "/") {
 			if p, err := exec.LookPath(args[0]); err == nil {
+				args[0] = p
+			}
+		} else if !filepath.IsAbs(args[0]) && !exists(filepath.Join(dir, args[0])) && exists(args[0]) {
+			// not in the package: relative to the working directory, where kpt looks for it
+			if p, err := filepath.Abs(args[0]); err == nil {
 				args[0] = p
 			}
 		}
@@ -517,6 +522,11 @@ func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner
 		return o.Runner.Check(ctx, cfg)
 	}
 	return o.Runner.CheckResolved(res, cfg)
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // isStarlarkImage reports whether an image is kpt's starlark function (any registry, any tag).

@@ -398,6 +398,11 @@ func gatekeeper(rl *fn.ResourceList, _ string) error {
 				Severity:    severity,
 				ResourceRef: &fn.ResourceRef{APIVersion: cm.GetApiVersion(), Kind: cm.GetKind(), Name: cm.GetName(), Namespace: cm.GetNamespace()},
 			}
+			// the catalog's gatekeeper names the resource's file and index
+			if p := cm.GetAnnotations()[kioutil.PathAnnotation]; p != "" {
+				index, _ := strconv.Atoi(cm.GetAnnotations()[kioutil.IndexAnnotation])
+				r.File = &fn.File{Path: p, Index: index}
+			}
 			rl.Results = append(rl.Results, r)
 		}
 	}
