@@ -24,6 +24,9 @@ import (
 type Options struct {
 	// Runner checks and builds the steps (permissions, fetching and verifying what runs).
 	Runner *runner.Runner
+	// Tags lists a registry's tags, for a step whose tag constraint names an image no trusted
+	// catalog lists; nil refuses such a step.
+	Tags TagLister
 }
 
 // Result is a rendered package, not yet written.
@@ -42,13 +45,38 @@ type Result struct {
 	Input []*yaml.RNode
 	// Status records every step that ran or could not start, for the root Kptfile's renderStatus.
 	Status RenderStatus
+	// Saved says that the render failed and Items are what it rendered until then, to be written
+	// as the root Kptfile's kpt.dev/save-on-render-failure annotation asks.
+	Saved bool
+
+	save bool
 }
+
+// SaveOnRenderFailureAnnotation on the root Kptfile asks render to write what it rendered until
+// a step failed, as kpt does.
+const SaveOnRenderFailureAnnotation = "kpt.dev/save-on-render-failure"
+
+// BFSRenderAnnotation on the root Kptfile renders the packages top-down, level by level, as kpt
+// does: each package's pipeline sees its own resources and its subpackages'.
+const BFSRenderAnnotation = "kpt.dev/bfs-rendering"
+
+// isKustomization reports whether a file is kustomize's, which kpt leaves to kustomize.
+func isKustomization(p string) bool {
+	switch path.Base(p) {
+	case "kustomization.yaml", "kustomization.yml", "Kustomization":
+		return true
+	}
+	return false
+}
+
+// isTrue reads an annotation's value as kpt reads a condition: "true" in any case.
+func isTrue(v string) bool { return strings.EqualFold(v, "true") }
 
 // StatusItems are the items to write after a render: on success the rendered items, on failure the
 // package as read; either with the root Kptfile's status set as kpt sets it.
 func (r *Result) StatusItems(renderErr error) ([]*yaml.RNode, error) {
 	items := r.Items
-	if renderErr != nil {
+	if renderErr != nil && !r.Saved {
 		items = r.Input
 	}
 	kf := rootKptfile(items)
@@ -84,9 +112,13 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 	dir = fn.PackageRoot(dir)
 	root, err := findPackages(dir)
 	if err != nil {
+		return failedSubpackage(dir, err)
+	}
+	ignored, err := krmignored(dir)
+	if err != nil {
 		return nil, err
 	}
-	pkg, items, err := fn.ReadPackage(dir)
+	pkg, items, err := fn.ReadPackage(dir, ignored...)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +134,36 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 	for _, it := range items {
 		res.Input = append(res.Input, it.Copy())
 	}
+	// as kpt, a YAML file that is not a KRM resource (kustomize's kustomization.yaml aside) fails the
+	// render unless .krmignore names it
+	for _, f := range pkg.Skipped {
+		if isKustomization(f) {
+			continue
+		}
+		err := fmt.Errorf("%w: input resource list must contain only KRM resources: %s: resource must have `apiVersion` and `kind` (list it in %s to leave it out)", fn.ErrInvalidPackage, f, KrmignoreName)
+		// the first step that would have been given it fails, as kpt records it
+		byRel := map[string]*node{}
+		for _, n := range all {
+			byRel[n.rel] = n
+		}
+		for rel := ownerOf(byRel, path.Dir(f)); ; rel = ownerOf(byRel, path.Dir(rel)) {
+			n := byRel[rel]
+			if len(n.kf.Pipeline.Mutators) > 0 {
+				f := n.kf.Pipeline.Mutators[0]
+				res.Status.MutationSteps = append(res.Status.MutationSteps, notStarted(f, displayImage(f.Image), err))
+				break
+			}
+			if len(n.kf.Pipeline.Validators) > 0 {
+				f := n.kf.Pipeline.Validators[0]
+				res.Status.ValidationSteps = append(res.Status.ValidationSteps, notStarted(f, displayImage(f.Image), err))
+				break
+			}
+			if rel == "" {
+				break
+			}
+		}
+		return res, err
+	}
 	if invalid, err := prepare(ctx, o, all, items, res); err != nil {
 		var static *staticError
 		if errors.As(err, &static) {
@@ -111,12 +173,41 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		res.Runs = invalid
 		return res, err
 	}
-	out, err := hydrate(ctx, root, items, res)
+	res.save = isTrue(root.kf.Annotations[SaveOnRenderFailureAnnotation])
+	render := hydrate
+	if isTrue(root.kf.Annotations[BFSRenderAnnotation]) {
+		render = hydrateBFS
+	}
+	out, err := render(ctx, root, items, res)
 	if err != nil {
+		if res.save && out != nil {
+			res.Items, res.Saved = out, true
+		}
 		return res, err
 	}
 	res.Items = out
 	return res, nil
+}
+
+// failedSubpackage is Render's outcome when a subpackage's Kptfile cannot be read but the root's
+// can: as kpt, the failure goes into the root Kptfile's status, with no step recorded.
+func failedSubpackage(dir string, err error) (*Result, error) {
+	data, rerr := os.ReadFile(filepath.Join(dir, KptfileName))
+	if rerr != nil {
+		return nil, err
+	}
+	if _, perr := ParseKptfile(data); perr != nil {
+		return nil, err
+	}
+	pkg, _, rerr := fn.ReadPackage(dir)
+	if rerr != nil {
+		return nil, err
+	}
+	kf, rerr := pkg.ReadFile(KptfileName)
+	if rerr != nil {
+		return nil, err
+	}
+	return &Result{Package: pkg, Input: kf}, err
 }
 
 // walk lists the tree's packages, each after its subpackages (the order they render in).
@@ -224,16 +315,19 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, r
 		validator bool
 		cfg       *yaml.RNode
 		checked   *runner.Checked
+		pos       *Function // the step in its Kptfile: its image becomes the tag's resolution
 	}
 	var refs []*ref
+	var pinned []*resolver.Resolution
 	for _, n := range all {
-		for _, f := range n.kf.Pipeline.Mutators {
-			refs = append(refs, &ref{n: n, f: f})
+		for i := range n.kf.Pipeline.Mutators {
+			refs = append(refs, &ref{n: n, f: n.kf.Pipeline.Mutators[i], pos: &n.kf.Pipeline.Mutators[i]})
 		}
-		for _, f := range n.kf.Pipeline.Validators {
-			refs = append(refs, &ref{n: n, f: f, validator: true})
+		for i := range n.kf.Pipeline.Validators {
+			refs = append(refs, &ref{n: n, f: n.kf.Pipeline.Validators[i], validator: true, pos: &n.kf.Pipeline.Validators[i]})
 		}
 	}
+	pinned = make([]*resolver.Resolution, len(refs))
 	pkgs := map[string]*node{}
 	for _, n := range all {
 		pkgs[n.rel] = n
@@ -260,7 +354,25 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, r
 			return "", nil, err
 		}
 		r.cfg = cfg
-		c, results, err := check(ctx, o, r.f, cfg)
+		if r.f.Tag != "" {
+			// a tag constraint resolves first; the status then names the version that ran
+			ti, err := resolveTag(ctx, o.Runner.Resolver(), o.Tags, r.f.Image, r.f.Tag)
+			if err != nil {
+				err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+				failed(r, nil, err)
+				return "", nil, err
+			}
+			r.f.Image, r.f.Tag = ti.Image, ""
+			r.pos.Image, r.pos.Tag = ti.Image, ""
+			pinned[i] = ti.Catalog
+		}
+		var c *runner.Checked
+		var results []fn.Result
+		if pinned[i] != nil {
+			c, results, err = o.Runner.CheckResolved(pinned[i], cfg)
+		} else {
+			c, results, err = check(ctx, o, r.f, cfg, r.n.dir)
+		}
 		if err != nil && len(results) == 0 {
 			err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
 			failed(r, nil, err)
@@ -363,7 +475,7 @@ func stepConfig(n *node, f Function, items []*yaml.RNode, pkgs map[string]*node)
 // container, unless it is kpt's starlark function given a StarlarkRun (run in-process), or the user
 // prefers exec or starlark and a trusted catalog lists the image with that runtime; a step with only
 // a configPath resolves through the catalogs by the config's apiVersion and kind.
-func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner.Checked, []fn.Result, error) {
+func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode, dir string) (*runner.Checked, []fn.Result, error) {
 	res := &resolver.Resolution{}
 	if cfg != nil {
 		res.APIVersion, res.Kind = cfg.GetApiVersion(), cfg.GetKind()
@@ -377,6 +489,11 @@ func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner
 		// a bare name is looked up on PATH, as a shell would; a path is relative to the package
 		if !strings.Contains(args[0], "/") {
 			if p, err := exec.LookPath(args[0]); err == nil {
+				args[0] = p
+			}
+		} else if !filepath.IsAbs(args[0]) && !exists(filepath.Join(dir, args[0])) && exists(args[0]) {
+			// not in the package: relative to the working directory, where kpt looks for it
+			if p, err := filepath.Abs(args[0]); err == nil {
 				args[0] = p
 			}
 		}
@@ -407,6 +524,11 @@ func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner
 	return o.Runner.CheckResolved(res, cfg)
 }
 
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
 // isStarlarkImage reports whether an image is kpt's starlark function (any registry, any tag).
 func isStarlarkImage(image string) bool {
 	repo, _, _ := runner.SplitImage(image)
@@ -427,10 +549,18 @@ func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]
 		own[owner] = append(own[owner], it)
 	}
 	input := own[n.rel]
-	for _, c := range n.children {
+	for i, c := range n.children {
 		out, err := hydrate(ctx, c, own[c.rel], res)
 		if err != nil {
-			return nil, err
+			if !res.save {
+				return nil, err
+			}
+			// kpt.dev/save-on-render-failure: what the subpackage rendered, and the rest as read
+			input = append(input, out...)
+			for _, rest := range n.children[i+1:] {
+				input = append(input, own[rest.rel]...)
+			}
+			return input, err
 		}
 		input = append(input, out...)
 	}
@@ -442,14 +572,64 @@ func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]
 	}
 	out, err := runPipeline(ctx, n, input, res)
 	if err != nil {
-		return nil, err
+		if !res.save {
+			return nil, err
+		}
+		// kpt.dev/save-on-render-failure: the resources as the steps before the failure left them
+		if rerr := relocate(out, "", n.rel); rerr != nil {
+			return nil, err
+		}
+		return out, err
 	}
 	if err := relocate(out, "", n.rel); err != nil {
 		err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
-		res.Status.rejectLast(err)
+		res.Status.RejectLast(err)
 		return nil, err
 	}
 	return out, nil
+}
+
+// hydrateBFS renders the packages top-down (the root first, then its subpackages level by level,
+// in directory order), each pipeline over the resources of the package and of every package
+// below it, as they are at that point.
+func hydrateBFS(ctx context.Context, root *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
+	state := items
+	queue := []*node{root}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = append(queue[1:], n.children...)
+		if len(n.mutators) == 0 && len(n.validators) == 0 {
+			continue
+		}
+		var in, rest []*yaml.RNode
+		for _, it := range state {
+			if p := path.Clean(itemPath(it)); n.rel == "" || strings.HasPrefix(p, n.rel+"/") {
+				in = append(in, it)
+			} else {
+				rest = append(rest, it)
+			}
+		}
+		if err := relocate(in, n.rel, ""); err != nil {
+			return nil, err
+		}
+		out, err := runPipeline(ctx, n, in, res)
+		if err != nil {
+			if !res.save {
+				return nil, err
+			}
+			if rerr := relocate(out, "", n.rel); rerr != nil {
+				return nil, err
+			}
+			return append(rest, out...), err
+		}
+		if err := relocate(out, "", n.rel); err != nil {
+			err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
+			res.Status.RejectLast(err)
+			return nil, err
+		}
+		state = append(rest, out...)
+	}
+	return state, nil
 }
 
 // relocate rewrites path annotations from under one package directory to under another (either may
@@ -512,7 +692,8 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 		res.Runs = append(res.Runs, runs...)
 		res.Status.MutationSteps = append(res.Status.MutationSteps, ranStatus(f, runs, err))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+			// what the steps before left, for kpt.dev/save-on-render-failure
+			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 		input = append(out, rest...)
 	}
@@ -534,7 +715,7 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 		res.Runs = append(res.Runs, runs...)
 		res.Status.ValidationSteps = append(res.Status.ValidationSteps, ranStatus(f, runs, err))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 	}
 	return input, nil

@@ -64,9 +64,9 @@ func notStarted(f Function, image string, err error) StepStatus {
 	return StepStatus{Name: f.Name, Image: image, Exec: f.Exec, ExitCode: 1, ExecutionError: err.Error()}
 }
 
-// rejectLast records that the output of the last step that ran was refused (a path leaving the
+// RejectLast records that the output of the last step that ran was refused (a path leaving the
 // package, say), as kpt fails the step whose output it refuses.
-func (rs *RenderStatus) rejectLast(err error) {
+func (rs *RenderStatus) RejectLast(err error) {
 	steps := rs.MutationSteps
 	if len(rs.ValidationSteps) > 0 {
 		steps = rs.ValidationSteps

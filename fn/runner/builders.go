@@ -145,7 +145,11 @@ func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) 
 func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir string) (fn.Function, error) {
 	switch {
 	case e.Starlark != nil && e.Starlark.Script != "":
-		return &starlarkfn.Function{Name: e.Source, Script: e.Starlark.Script, Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
+		name := e.Starlark.Name
+		if name == "" {
+			name = e.Source
+		}
+		return &starlarkfn.Function{Name: name, Script: e.Starlark.Script, Timeout: r.o.Timeout, Stderr: r.o.Stderr}, nil
 	case e.Starlark != nil:
 		p := local(baseDir, e.Starlark.Path)
 		data, err := os.ReadFile(p)

@@ -115,13 +115,16 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 		}
 		out := &fn.ResourceList{APIVersion: in.APIVersion, Items: in.Items, FunctionConfig: in.FunctionConfig}
 		out.Results = append(append([]fn.Result(nil), in.Results...), fn.Result{Message: msg, Severity: fn.SeverityError})
+		// what kpt's starlark function says on standard error when it fails
+		out.Stderr = printed.String() + "failed to evaluate function: error: function failure"
 		return out, nil
 	}
 	out, err := fromStarlarkList(rl, in)
 	if err != nil {
 		return nil, &fn.FunctionError{Err: err}
 	}
-	out.Stderr = printed.String()
+	// as kpt's starlark function, which prints each line with a newline between them
+	out.Stderr = strings.TrimSuffix(printed.String(), "\n")
 	return out, nil
 }
 

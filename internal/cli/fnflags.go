@@ -206,3 +206,17 @@ func reportResults(stderr io.Writer, dir string, runs []fn.FunctionResults, runE
 	fmt.Fprintln(stderr, "results written to", p)
 	return nil
 }
+
+// Tags lists an image repository's tags in its registry (kpt.TagLister), for a Kptfile step whose
+// tag constraint names an image no trusted catalog lists.
+func (l *ociAdapter) Tags(ctx context.Context, repo string) ([]string, error) {
+	a, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := oci.ParseReference(repo)
+	if err != nil {
+		return nil, err
+	}
+	return a.Client.Tags(ctx, ref)
+}

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -52,16 +54,14 @@ written), 2 for usage errors such as an untrusted catalog or a missing --allow-e
 	}
 	o.addRunFlags(cmd.Flags())
 	cmd.Flags().StringVar(&resultsDir, "results-dir", "", "write the functions' results to DIR/results.yaml")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "stdout: print the rendered resources instead of writing DIR")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "stdout: print the rendered resources as a ResourceList; unwrap: print them alone; a directory (which must not exist): write the rendered package there. The package itself is left alone")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the rendered resources (with their path annotations) instead of writing DIR; refused where writing would be")
 	return cmd
 }
 
 func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, resultsDir, output string, dryRun bool) error {
-	switch output {
-	case "", "stdout":
-	default:
-		return &exitError{code: ExitUsage, err: fmt.Errorf("--output must be stdout, not %q (to render into another directory, copy the package first)", output)}
+	if output != "" && dryRun {
+		return &exitError{code: ExitUsage, err: fmt.Errorf("--output and --dry-run: choose one")}
 	}
 	stderr := cmd.ErrOrStderr()
 	r, err := o.runner(stderr, "")
@@ -69,7 +69,7 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 		return err
 	}
 	defer r.Close()
-	res, renderErr := kpt.Render(ctx, dir, kpt.Options{Runner: r})
+	res, renderErr := kpt.Render(ctx, dir, kpt.Options{Runner: r, Tags: &ociAdapter{opts: o}})
 	if renderErr != nil {
 		if res != nil {
 			// a render refused after its functions ran (a path leaving a subpackage) is recorded, so
@@ -89,13 +89,13 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 		}
 		return renderErr
 	}
-	// --dry-run previews the write, refusals included; --output stdout is kpt's, for another tool
+	if output != "" {
+		return renderOut(cmd, res, resultsDir, output)
+	}
+	// --dry-run previews the write, refusals included
 	dest := invoke.WriteBack
-	switch {
-	case dryRun:
+	if dryRun {
 		dest = invoke.DryRun
-	case output == "stdout":
-		dest = invoke.Print
 	}
 	show := dest != invoke.WriteBack
 	items := res.Items
@@ -114,6 +114,13 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 		return err
 	}
 	if outErr != nil {
+		if dest == invoke.WriteBack {
+			// the last step's output is what cannot be written: kpt records that step as failed
+			res.Status.RejectLast(outErr)
+			if err := writeStatus(res, outErr); err != nil {
+				fmt.Fprintf(stderr, "krm-catalog: %v\n", err)
+			}
+		}
 		return outErr
 	}
 	reportSkipped(stderr, res.Package.Skipped)
@@ -131,8 +138,34 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 	return err
 }
 
+// renderOut puts the rendered package where --output says, as kpt does: stdout (a ResourceList),
+// unwrap (the resources alone) or a new directory; the package and its Kptfile status are left
+// alone.
+func renderOut(cmd *cobra.Command, res *kpt.Result, resultsDir, output string) error {
+	stderr := cmd.ErrOrStderr()
+	// printed after the results, as kpt prints it
+	var b bytes.Buffer
+	err := res.Output(&b, output)
+	if err == nil {
+		defer cmd.OutOrStdout().Write(b.Bytes())
+	}
+	runs := res.Runs
+	if err != nil && !errors.Is(err, kpt.ErrOutputExists) {
+		runs, err = fn.RejectedRun(runs, "krm-catalog fn render: write", err)
+	}
+	if rerr := reportResults(stderr, resultsDir, runs, err); rerr != nil {
+		return rerr
+	}
+	if err != nil {
+		return err
+	}
+	reportSkipped(stderr, res.Package.Skipped)
+	fmt.Fprintf(stderr, "Successfully executed %d function(s) in %d package(s)\n", len(res.Runs), res.Packages)
+	return nil
+}
+
 // writeStatus writes the status of a failed render into the root Kptfile and changes no other
-// file.
+// file, unless the package asks for what rendered to be saved (kpt.dev/save-on-render-failure).
 func writeStatus(res *kpt.Result, renderErr error) error {
 	items, err := res.StatusItems(renderErr)
 	if err != nil {
@@ -142,7 +175,9 @@ func writeStatus(res *kpt.Result, renderErr error) error {
 	if err != nil {
 		return fmt.Errorf("write the Kptfile status: %w", err)
 	}
-	changes = slices.DeleteFunc(changes, func(c fn.FileChange) bool { return c.Path != kpt.KptfileName })
+	if !res.Saved {
+		changes = slices.DeleteFunc(changes, func(c fn.FileChange) bool { return c.Path != kpt.KptfileName })
+	}
 	return res.Package.Apply(changes)
 }
 

@@ -60,6 +60,9 @@ func engine(args []string) {
 // run runs the stand-in for a function; tag is the image's tag, for the functions whose behaviour
 // changed between the versions the cases name.
 func run(name, tag string) {
+	// every case at kpt's main names the catalog's current functions: latest, or a recent version
+	// a tag constraint chose, which behave alike
+	tag = latest
 	data, err := io.ReadAll(os.Stdin)
 	if err != nil {
 		fail(err)
@@ -207,9 +210,7 @@ func setLabels(rl *fn.ResourceList, tag string) error {
 				paths = append(paths, []string{"spec", "template", "metadata", "labels"})
 			}
 		case it.GetKind() == "Service" && tag == latest:
-			if it.Field("spec") != nil && it.Field("spec").Value.Field("selector") != nil {
-				paths = append(paths, []string{"spec", "selector"})
-			}
+			paths = append(paths, []string{"spec", "selector"})
 		}
 		for _, p := range paths {
 			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
@@ -397,6 +398,11 @@ func gatekeeper(rl *fn.ResourceList, _ string) error {
 				Severity:    severity,
 				ResourceRef: &fn.ResourceRef{APIVersion: cm.GetApiVersion(), Kind: cm.GetKind(), Name: cm.GetName(), Namespace: cm.GetNamespace()},
 			}
+			// the catalog's gatekeeper names the resource's file and index
+			if p := cm.GetAnnotations()[kioutil.PathAnnotation]; p != "" {
+				index, _ := strconv.Atoi(cm.GetAnnotations()[kioutil.IndexAnnotation])
+				r.File = &fn.File{Path: p, Index: index}
+			}
 			rl.Results = append(rl.Results, r)
 		}
 	}
@@ -452,8 +458,8 @@ func searchReplace(rl *fn.ResourceList, _ string) error {
 		}
 		f.YNode().Value = to
 		rl.Results = append(rl.Results, fn.Result{
-			Message: fmt.Sprintf("Mutated field value to %q", to), Severity: fn.SeverityInfo,
-			Field: &fn.Field{Path: path}, File: &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation]},
+			Message: fmt.Sprintf("Mutated field value to %q", to),
+			Field:   &fn.Field{Path: path}, File: &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation]},
 		})
 	}
 	return nil
