@@ -73,7 +73,9 @@ func run(name, tag string) {
 	}
 	f, ok := functions[name]
 	if !ok {
-		fail(fmt.Errorf("no stand-in named %q", name))
+		// as docker fails to run an image it cannot pull
+		fmt.Fprintf(os.Stderr, "docker: Error response from daemon: pull access denied for %s\n\nRun 'docker run --help' for more information", name)
+		os.Exit(125)
 	}
 	if err := f(rl, tag); err != nil {
 		fail(err)
@@ -292,7 +294,8 @@ func setAnnotations(rl *fn.ResourceList, _ string) error {
 			rl.Results = append(rl.Results, fn.Result{
 				Message: "set annotations: " + string(annsJSON),
 				Field:   &fn.Field{Path: strings.Join(p, ".")},
-				File:    &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation], Index: index},
+				// the catalog's function names the file by its base name (kustomize's resource key)
+				File: &fn.File{Path: path.Base(it.GetAnnotations()[kioutil.PathAnnotation]), Index: index},
 			})
 			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
 			if err != nil {
@@ -305,6 +308,17 @@ func setAnnotations(rl *fn.ResourceList, _ string) error {
 			}
 		}
 	}
+	// one result per file, index and field, as the catalog's function keys them
+	seen := map[string]bool{}
+	results := rl.Results[:0]
+	for _, r := range rl.Results {
+		k := fmt.Sprintf("%s#%d#%s", r.File.Path, r.File.Index, r.Field.Path)
+		if !seen[k] {
+			seen[k] = true
+			results = append(results, r)
+		}
+	}
+	rl.Results = results
 	sort.SliceStable(rl.Results, func(i, j int) bool {
 		a, b := rl.Results[i], rl.Results[j]
 		if a.File.Path != b.File.Path {
