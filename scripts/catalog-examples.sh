@@ -27,6 +27,11 @@ export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 mkdir -p "$WORK/bin" "$WORK/src" "$WORK/sdk" "$WORK/cache/exec"
 (cd "$REPO" && go build -o "$WORK/krm-catalog" ./cmd/krm-catalog)
 
+# the registry and path the examples name the catalog's images under (kpt's e2e adds it to a bare
+# name); read from the examples, not written here
+PREFIX=$(grep -rhoE 'image: [^ ]+/[a-z0-9-]+:unstable' "$KFC"/examples/*/Kptfile "$KFC"/examples/*/.expected/config.yaml | head -1 | sed -E 's/^image: //; s|/[a-z0-9-]+:unstable$||')
+image_ref() { case $1 in */*) echo "$1" ;; *) echo "$PREFIX/$1" ;; esac; }
+
 # sdk_at COMMIT: a checkout of the SDK at COMMIT (12 hex digits of a pseudo-version)
 sdk_at() {
 	local c=$1 d="$WORK/sdk/$1"
@@ -74,7 +79,7 @@ for d in "$KFC"/functions/go/*/; do
       versions:
         - name: v1
           runtime:
-            container: {image: "gcr.io/kpt-fn/$name:unstable"}
+            container: {image: "$PREFIX/$name:unstable"}
             exec:
               platforms:
                 - {bin: $name, os: linux, arch: amd64, uri: "https://unused.invalid/$name", sha256: $sum}
@@ -93,15 +98,21 @@ run_example() {
 	local cfg="$src/.expected/config.yaml" code=0 expcode=0
 	[ -f "$cfg" ] && expcode=$(sed -n 's/^exitCode: *//p' "$cfg")
 	expcode=${expcode:-0}
-	local flags=(--runtime exec --trusted-catalog "$catalog" --cache-dir "$WORK/cache" --allow-exec)
+	local flags=(--runtime exec --catalog "$catalog" --trusted-catalog "$catalog" --cache-dir "$WORK/cache" --allow-exec)
 	if [ -f "$cfg" ] && grep -q '^testType: eval' "$cfg"; then
-		local image args
-		image=$(sed -n 's/^image: *//p' "$cfg")
-		args=$(awk '/^args:/{a=1;next} a&&/^  /{sub(/^  /,"");split($0,kv,": ");printf "%s=%s\n",kv[1],kv[2];next} {a=0}' "$cfg")
-		local fnconfig=$(sed -n 's/^fnConfig: *//p' "$cfg")
-		local eflags=(--image "$image")
-		[ -n "$fnconfig" ] && eflags+=(--fn-config "$w/got/.expected-fnconfig.yaml") && cp "$src/.expected/$fnconfig" "$w/got/.expected-fnconfig.yaml" 2>/dev/null
-		(cd "$w/got" && "$WORK/krm-catalog" fn eval . "${eflags[@]}" "${flags[@]}" -- $args) >"$w/out" 2>&1 || code=$?
+		# kpt fn eval --image IMAGE [--fn-config FILE] -- k=v...: the config is FILE, or a ConfigMap
+		# of the arguments; the image goes in KEP-2299's runtime field, which the function never sees
+		local image fnconfig
+		image=$(image_ref "$(sed -n 's/^image: *//p' "$cfg")")
+		fnconfig=$(sed -n 's/^fnConfig: *//p' "$cfg")
+		if [ -n "$fnconfig" ]; then
+			cp "$src/.expected/$fnconfig" "$w/fnconfig.yaml"
+		else
+			printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata:\n' >"$w/fnconfig.yaml"
+			awk '/^args:/{a=1;next} a&&/^  /{print;next} {a=0}' "$cfg" >>"$w/fnconfig.yaml"
+		fi
+		printf 'runtime:\n  container:\n    image: %s\n' "$image" >>"$w/fnconfig.yaml"
+		(cd "$w/got" && "$WORK/krm-catalog" fn run . --fn-config "$w/fnconfig.yaml" "${flags[@]}") >"$w/out" 2>&1 || code=$?
 	else
 		(cd "$w/got" && "$WORK/krm-catalog" fn render . "${flags[@]}") >"$w/out" 2>&1 || code=$?
 	fi

@@ -60,10 +60,11 @@ type Options struct {
 	OCI ArtifactFetcher
 	// Runtime forces a runtime kind (container, exec, starlark) when a version offers several.
 	Runtime string
-	// JSONWire sends JSON to the functions whose catalog definition declares spec v2 (whose server
-	// mode reads application/json); every other function is sent YAML, as kpt and kustomize send it.
-	// A function given YAML sees the comments (kpt-set setter comments) and answers in YAML.
-	JSONWire bool
+	// YAMLWire sends YAML to every function. Without it, a function whose catalog definition
+	// declares spec v2 (whose server mode reads application/json) is sent JSON, which costs less at
+	// both ends; every other function is sent YAML, as kpt and kustomize send it, comments included
+	// (kpt-set setter comments), and some read nothing else.
+	YAMLWire bool
 	// NoServerMode runs spec v2 functions one process per call like v1 ones.
 	NoServerMode bool
 	// NoSkip runs idempotent functions even when their input is their remembered output (fn/skip).
@@ -113,16 +114,16 @@ func New(o Options) *Runner {
 
 // poolWire is the format of server-mode calls: only spec v2 functions run as servers.
 func poolWire(o Options) fn.Format {
-	if o.JSONWire {
-		return fn.JSON
+	if o.YAMLWire {
+		return fn.YAML
 	}
-	return fn.YAML
+	return fn.JSON
 }
 
-// wire is the format a catalog's function is sent: JSON only when asked for and the definition
-// says the function reads it (spec v2).
+// wire is the format a catalog's function is sent: JSON only where the definition says the
+// function reads it (spec v2), unless YAML is asked for.
 func (r *Runner) wire(res *resolver.Resolution) fn.Format {
-	if r.o.JSONWire && res.Version.SpecV2() {
+	if !r.o.YAMLWire && res.Version.SpecV2() {
 		return fn.JSON
 	}
 	return fn.YAML

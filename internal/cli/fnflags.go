@@ -34,7 +34,7 @@ type fnOptions struct {
 	mounts                  []string
 	timeout                 time.Duration
 	runtime                 string
-	jsonWire                bool
+	yamlWire                bool
 	serverMode              string
 	noSkip                  bool
 }
@@ -54,7 +54,7 @@ func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.mounts, "mount", nil, "storage mount for container functions whose definition requires one: type=bind,source=DIR,target=PATH[,readonly] (repeatable)")
 	fs.DurationVar(&o.timeout, "timeout", runner.DefaultTimeout, "time limit for each function call")
 	fs.StringVar(&o.runtime, "runtime", "", "runtime to use when a function offers several: container, exec or starlark (default: starlark, then container, then exec)")
-	fs.BoolVar(&o.jsonWire, "json-wire", false, "send ResourceLists as JSON to catalog functions that declare spec v2 (default: YAML, as kpt sends it)")
+	fs.BoolVar(&o.yamlWire, "yaml-wire", false, "send ResourceLists as YAML also to the functions whose definition declares spec v2 (sent JSON otherwise; every other function is sent YAML, as kpt sends it)")
 	fs.BoolVar(&o.noSkip, "no-skip", false, "run idempotent functions even when their input is the output of an earlier run (docs/skip.md)")
 	fs.StringVar(&o.serverMode, "server-mode", "auto", "run spec v2 functions as reused servers: auto (when a function runs more than once), always, or never")
 }
@@ -162,7 +162,7 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		BaseDir:      baseDir,
 		OCI:          oa,
 		Runtime:      o.runtime,
-		JSONWire:     o.jsonWire,
+		YAMLWire:     o.yamlWire,
 		NoServerMode: o.serverMode == "never",
 		NoSkip:       o.noSkip,
 		// fn proxy runs one function per process; "always" is for pipelines and benchmarks
