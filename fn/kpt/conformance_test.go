@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
@@ -81,11 +83,91 @@ func TestMain(m *testing.M) {
 // kptShim is the kpt that a case's exec.sh runs: `kpt fn render ...` is `krm-catalog fn render
 // ...`. kpt's other commands are not krm-catalog's.
 func kptShim(args []string) int {
+	if len(args) >= 3 && args[0] == "fn" && args[1] == "eval" && args[2] == "-" {
+		return evalShim(args[3:])
+	}
 	if len(args) < 2 || args[0] != "fn" || args[1] != "render" {
-		fmt.Fprintf(os.Stderr, "kpt shim: only fn render is krm-catalog's, not %q\n", args)
+		fmt.Fprintf(os.Stderr, "kpt shim: %q is not krm-catalog's\n", args)
 		return 2
 	}
 	return cli.Main(context.Background(), args, cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+}
+
+// evalShim is `kpt fn eval - --image IMAGE [--results-dir DIR] [-o unwrap] -- KEY=VALUE...` (the
+// next command of a pipe from render's -o stdout) as `krm-catalog fn run -` with a ConfigMap
+// config naming the image in its config.kubernetes.io/function annotation; unwrap is kyaml's.
+func evalShim(args []string) int {
+	var image, unwrap string
+	run := []string{"fn", "run", "-"}
+	data := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--image" && i+1 < len(args):
+			i++
+			image = args[i]
+		case a == "--results-dir" && i+1 < len(args):
+			i++
+			run = append(run, "--results-dir", args[i])
+		case a == "-o" && i+1 < len(args):
+			i++
+			unwrap = args[i]
+		case a == "--":
+			for _, kv := range args[i+1:] {
+				k, v, _ := strings.Cut(kv, "=")
+				data[k] = v
+			}
+			i = len(args)
+		default:
+			fmt.Fprintf(os.Stderr, "kpt shim: fn eval %s is not supported\n", a)
+			return 2
+		}
+	}
+	cm := yaml.NewMapRNode(nil)
+	if err := cm.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode("v1"))); err != nil {
+		log.Print(err)
+		return 2
+	}
+	if err := cm.PipeE(yaml.SetField("kind", yaml.NewStringRNode("ConfigMap"))); err != nil {
+		log.Print(err)
+		return 2
+	}
+	if err := cm.SetName("function-input"); err != nil {
+		log.Print(err)
+		return 2
+	}
+	if err := cm.SetAnnotations(map[string]string{"config.kubernetes.io/function": "container:\n  image: " + image + "\n"}); err != nil {
+		log.Print(err)
+		return 2
+	}
+	cm.SetDataMap(data)
+	f, err := os.CreateTemp("", "kpt-shim-*.yaml")
+	if err != nil {
+		log.Print(err)
+		return 2
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(cm.MustString()); err != nil {
+		log.Print(err)
+		return 2
+	}
+	f.Close()
+	run = append(run, "--fn-config", f.Name())
+	var out bytes.Buffer
+	code := cli.Main(context.Background(), run, cli.IO{In: os.Stdin, Out: &out, Err: os.Stderr})
+	if code != 0 || unwrap != "unwrap" {
+		os.Stdout.Write(out.Bytes())
+		return code
+	}
+	err = kio.Pipeline{
+		Inputs: []kio.Reader{&kio.ByteReader{Reader: &out, PreserveSeqIndent: true, WrapBareSeqNode: true}},
+		Outputs: []kio.Writer{&kio.ByteWriter{Writer: os.Stdout, ClearAnnotations: []string{kioutil.IndexAnnotation,
+			kioutil.PathAnnotation, kioutil.LegacyIndexAnnotation, kioutil.LegacyPathAnnotation}}},
+	}.Execute()
+	if err != nil {
+		log.Print(err)
+		return 1
+	}
+	return 0
 }
 
 func testMain(m *testing.M) int {

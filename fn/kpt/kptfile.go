@@ -206,6 +206,11 @@ func (f Function) check() error {
 	switch {
 	case f.Image != "" && f.Exec != "":
 		return errors.New("image and exec are mutually exclusive")
+	case strings.ContainsAny(f.Image, " \t\n"):
+		// kpt refuses such a Kptfile before rendering
+		return fmt.Errorf("image %q is not an image reference", f.Image)
+	case f.Tag != "" && f.Image == "":
+		return errors.New("tag needs an image")
 	case f.Image == "" && f.Exec == "" && f.ConfigPath == "":
 		return errors.New("a step needs image, exec, or a configPath whose kind a catalog resolves")
 	case f.ConfigPath != "" && len(f.ConfigMap) > 0:

@@ -687,6 +687,9 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 	input := items
 	for i, s := range n.mutators {
 		f := n.kf.Pipeline.Mutators[i]
+		if err := refreshConfig(&s, f, input); err != nil {
+			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		}
 		seen, rest := f.partition(input)
 		out, runs, err := fn.Run(ctx, []fn.Step{s}, seen)
 		res.Runs = append(res.Runs, runs...)
@@ -699,6 +702,9 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 	}
 	for i, s := range n.validators {
 		f := n.kf.Pipeline.Validators[i]
+		if err := refreshConfig(&s, f, input); err != nil {
+			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		}
 		seen, _ := f.partition(input)
 		// a validator checks the package's resources, not its own functionConfig (as kpt)
 		own := ""
@@ -719,6 +725,27 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 		}
 	}
 	return input, nil
+}
+
+// refreshConfig gives a step its configPath's resource as the steps before it left it (as kpt
+// does: a function may update the config of a later one).
+func refreshConfig(s *fn.Step, f Function, items []*yaml.RNode) error {
+	if f.ConfigPath == "" {
+		return nil
+	}
+	want := path.Clean(f.ConfigPath)
+	for _, it := range items {
+		if itemPath(it) != want {
+			continue
+		}
+		cfg, err := fn.StripInternal([]*yaml.RNode{it})
+		if err != nil {
+			return err
+		}
+		s.Config = cfg[0]
+		return nil
+	}
+	return nil
 }
 
 // ranStatus records a step that was run: from its function results, or, when it has none, as a

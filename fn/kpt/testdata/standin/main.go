@@ -73,7 +73,9 @@ func run(name, tag string) {
 	}
 	f, ok := functions[name]
 	if !ok {
-		fail(fmt.Errorf("no stand-in named %q", name))
+		// as docker fails to run an image it cannot pull
+		fmt.Fprintf(os.Stderr, "docker: Error response from daemon: pull access denied for %s\n\nRun 'docker run --help' for more information", name)
+		os.Exit(125)
 	}
 	if err := f(rl, tag); err != nil {
 		fail(err)
@@ -99,14 +101,15 @@ func fail(err error) {
 }
 
 var functions = map[string]func(rl *fn.ResourceList, tag string) error{
-	"set-namespace":   setNamespace,
-	"set-labels":      setLabels,
-	"set-annotations": setAnnotations,
-	"no-op":           func(*fn.ResourceList, string) error { return nil },
-	"drop-comments":   dropComments,
-	"gatekeeper":      gatekeeper,
-	"kubeconform":     kubeconform,
-	"search-replace":  searchReplace,
+	"set-namespace":      setNamespace,
+	"set-labels":         setLabels,
+	"set-annotations":    setAnnotations,
+	"no-op":              func(*fn.ResourceList, string) error { return nil },
+	"drop-comments":      dropComments,
+	"gatekeeper":         gatekeeper,
+	"kubeconform":        kubeconform,
+	"search-replace":     searchReplace,
+	"apply-replacements": applyReplacements,
 }
 
 // latest is the tag of the catalog's current functions, which the newest cases name: set-namespace
@@ -130,12 +133,25 @@ func configData(rl *fn.ResourceList) map[string]string {
 
 func setNamespace(rl *fn.ResourceList, tag string) error {
 	ns := configData(rl)["namespace"]
+	// the package context (kpt's kptfile.kpt.dev ConfigMap) names the namespace by the package
+	if cfg := rl.FunctionConfig; cfg != nil && cfg.GetKind() == "ConfigMap" && cfg.GetName() == "kptfile.kpt.dev" {
+		ns = configData(rl)["name"]
+	}
 	if ns == "" {
 		return fmt.Errorf("functionConfig: data.namespace is required")
 	}
 	count := 0
 	old := map[string]string{}
 	for _, it := range rl.Items {
+		// a Namespace is renamed
+		if tag == latest && it.GetKind() == "Namespace" && !localConfig(it) && it.GetName() != ns {
+			old[it.GetName()] = it.GetName()
+			count++
+			if err := it.SetName(ns); err != nil {
+				return err
+			}
+			continue
+		}
 		// the catalog's function leaves local-config resources alone (what kpt live apply skips)
 		if clusterScoped[it.GetKind()] || tag == latest && (it.GetKind() == "Kptfile" || localConfig(it)) {
 			continue
@@ -292,7 +308,8 @@ func setAnnotations(rl *fn.ResourceList, _ string) error {
 			rl.Results = append(rl.Results, fn.Result{
 				Message: "set annotations: " + string(annsJSON),
 				Field:   &fn.Field{Path: strings.Join(p, ".")},
-				File:    &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation], Index: index},
+				// the catalog's function names the file by its base name (kustomize's resource key)
+				File: &fn.File{Path: path.Base(it.GetAnnotations()[kioutil.PathAnnotation]), Index: index},
 			})
 			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
 			if err != nil {
@@ -305,6 +322,17 @@ func setAnnotations(rl *fn.ResourceList, _ string) error {
 			}
 		}
 	}
+	// one result per file, index and field, as the catalog's function keys them
+	seen := map[string]bool{}
+	results := rl.Results[:0]
+	for _, r := range rl.Results {
+		k := fmt.Sprintf("%s#%d#%s", r.File.Path, r.File.Index, r.Field.Path)
+		if !seen[k] {
+			seen[k] = true
+			results = append(results, r)
+		}
+	}
+	rl.Results = results
 	sort.SliceStable(rl.Results, func(i, j int) bool {
 		a, b := rl.Results[i], rl.Results[j]
 		if a.File.Path != b.File.Path {
@@ -463,4 +491,67 @@ func searchReplace(rl *fn.ResourceList, _ string) error {
 		})
 	}
 	return nil
+}
+
+// applyReplacements copies a field of one resource into fields of others, for the replacements
+// whose field paths are dotted names, a key in brackets among them ("data.[a.b/c]").
+func applyReplacements(rl *fn.ResourceList, _ string) error {
+	reps, err := rl.FunctionConfig.Pipe(yaml.Lookup("replacements"))
+	if err != nil || reps == nil {
+		return fmt.Errorf("no replacements: %v", err)
+	}
+	find := func(sel *yaml.RNode) []*yaml.RNode {
+		var out []*yaml.RNode
+		kind, name := yaml.GetValue(sel.Field("kind").Value), ""
+		if f := sel.Field("name"); f != nil {
+			name = yaml.GetValue(f.Value)
+		}
+		for _, it := range rl.Items {
+			if it.GetKind() == kind && (name == "" || it.GetName() == name) {
+				out = append(out, it)
+			}
+		}
+		return out
+	}
+	for _, r := range reps.YNode().Content {
+		rep := yaml.NewRNode(r)
+		src := rep.Field("source").Value
+		from := find(src)
+		if len(from) != 1 {
+			return fmt.Errorf("replacement source matches %d resources", len(from))
+		}
+		v, err := from[0].Pipe(yaml.Lookup(fieldPath(yaml.GetValue(src.Field("fieldPath").Value))...))
+		if err != nil || v == nil {
+			return fmt.Errorf("replacement source field: %v", err)
+		}
+		for _, t := range rep.Field("targets").Value.YNode().Content {
+			target := yaml.NewRNode(t)
+			for _, to := range find(target.Field("select").Value) {
+				for _, fp := range target.Field("fieldPaths").Value.YNode().Content {
+					p := fieldPath(fp.Value)
+					if err := to.PipeE(yaml.LookupCreate(yaml.ScalarNode, p...), yaml.FieldSetter{Value: v.Copy()}); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// fieldPath splits a replacement's field path into its fields.
+func fieldPath(p string) []string {
+	var out []string
+	for p != "" {
+		if strings.HasPrefix(p, "[") {
+			end := strings.Index(p, "]")
+			out = append(out, p[1:end])
+			p = strings.TrimPrefix(p[end+1:], ".")
+			continue
+		}
+		part, rest, _ := strings.Cut(p, ".")
+		out = append(out, part)
+		p = rest
+	}
+	return out
 }
