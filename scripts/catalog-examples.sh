@@ -8,7 +8,9 @@
 #         in a throwaway copy of each function (never in this repository's go.mod)
 #
 #   scripts/catalog-examples.sh            build the functions, run every example, print a table
-#   ONLY=set-labels-simple scripts/...     run one example, keep its work directory
+#   ONLY=set-labels-simple scripts/...     run one example (every run keeps its work directory,
+#                                          $WORK/run/NAME: got/, want/, out, diff)
+#   KRM_CATALOG=/tmp/old scripts/...       measure another krm-catalog build
 #
 # Every Go function is built as a native executable; a trusted catalog lists each function's image
 # with an exec runtime pinned to that executable's sha256, and the executable is placed in the exec
@@ -25,7 +27,12 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 
 mkdir -p "$WORK/bin" "$WORK/src" "$WORK/sdk" "$WORK/cache/exec"
-(cd "$REPO" && go build -o "$WORK/krm-catalog" ./cmd/krm-catalog)
+# KRM_CATALOG names another build to measure (an older commit's, for a before-and-after figure)
+if [ -n "${KRM_CATALOG:-}" ]; then
+	cp "$KRM_CATALOG" "$WORK/krm-catalog"
+else
+	(cd "$REPO" && go build -o "$WORK/krm-catalog" ./cmd/krm-catalog)
+fi
 
 # the registry and path the examples name the catalog's images under (kpt's e2e adds it to a bare
 # name); read from the examples, not written here
@@ -43,9 +50,10 @@ sdk_at() {
 }
 
 build() {
-	local name=$1 src="$KFC/functions/go/$1" dst="$WORK/src/$1"
+	local name=$1 dst="$WORK/src/$1"
 	[ -x "$WORK/bin/$name" ] && return 0
-	rm -rf "$dst" && cp -r "$src" "$dst"
+	# the whole tree, once: some functions replace others by relative path (../list-setters)
+	[ -d "$WORK/src/.copied" ] || { cp -r "$KFC/functions/go/." "$WORK/src/" && mkdir "$WORK/src/.copied"; }
 	# every kpt-functions-sdk pseudo-version the module pins is taken from the SDK's history
 	grep -Eo 'github.com/GoogleContainerTools/kpt-functions-sdk/go/(fn|api) v0\.0\.0-[0-9]+-[0-9a-f]{12}' "$dst/go.mod" | sort -u |
 		while read -r mod ver; do
