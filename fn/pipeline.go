@@ -72,6 +72,10 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 		fr, err = rejected(fr, err)
 		return nil, fr, err
 	}
+	placed := false // the items come from files: new ones get a file as soon as they appear
+	for _, it := range items {
+		placed = placed || annotation(it, kioutil.PathAnnotation) != "" || annotation(it, kioutil.LegacyPathAnnotation) != ""
+	}
 	tags, err := tagIDs(items)
 	if err != nil {
 		return nil, fr, err
@@ -93,16 +97,16 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 			}
 			fr.Stderr = fe.Stderr
 		}
-		_ = restoreFromInputs(tags, nil)
+		_ = restoreFromInputs(tags, nil, false)
 		if !errors.Is(runErr, ErrFunctionFailed) {
 			runErr = &FunctionError{Err: runErr}
 		}
 		return nil, fr, runErr
 	}
 	fr.Stderr = out.Stderr
-	if HasErrors(out.Results) {
+	if !out.Exited && HasErrors(out.Results) {
 		fr.ExitCode = 1
-		_ = restoreFromInputs(tags, nil)
+		_ = restoreFromInputs(tags, nil, false)
 		return nil, fr, &ResultsError{Results: out.Results}
 	}
 	outOrig := make([][]string, len(out.Items))
@@ -113,7 +117,7 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 		}
 		outOrig[i] = origByID[id]
 	}
-	if err := restoreFromInputs(tags, out.Items); err != nil {
+	if err := restoreFromInputs(tags, out.Items, out.SentJSON); err != nil {
 		return nil, fr, err
 	}
 	for i, o := range out.Items {
@@ -121,8 +125,27 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 			fr, err = rejected(fr, err)
 			return nil, fr, err
 		}
+		if placed {
+			if err := placeNew(o); err != nil {
+				return nil, fr, err
+			}
+		}
 	}
 	return out.Items, fr, nil
+}
+
+// placeNew gives a resource that has no path the file kyaml's function runner gives it right after
+// the step that made it (kpt runs functions through it): its default path, from its kind, name and
+// namespace as they are now, not as later steps leave them. Its index is decided when it is written.
+func placeNew(n *yaml.RNode) error {
+	if annotation(n, kioutil.PathAnnotation) != "" || annotation(n, kioutil.LegacyPathAnnotation) != "" {
+		return nil
+	}
+	p := defaultPath(n)
+	if err := setAnnotation(n, kioutil.PathAnnotation, p); err != nil {
+		return err
+	}
+	return setAnnotation(n, kioutil.LegacyPathAnnotation, p)
 }
 
 // Prepare readies n steps in two passes: check(i) resolves and validates the i-th one, returning

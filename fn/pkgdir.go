@@ -15,8 +15,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/krm-catalog/krm-catalog/internal/lazyre"
-
 	"github.com/krm-catalog/krm-catalog/internal/atomicfile"
 )
 
@@ -187,18 +185,22 @@ func (p *Package) Plan(items []*yaml.RNode) ([]FileChange, error) {
 		if ap == "" {
 			ap = annotation(it, kioutil.LegacyPathAnnotation)
 		}
-		if ap == "" {
-			unplaced = append(unplaced, pending{it, defaultPath(it)})
+		idxText := annotation(it, kioutil.IndexAnnotation)
+		if idxText == "" {
+			idxText = annotation(it, kioutil.LegacyIndexAnnotation)
+		}
+		if ap == "" || idxText == "" {
+			// a new resource: after the resources already placed in its file
+			if ap == "" {
+				ap = defaultPath(it)
+			}
+			unplaced = append(unplaced, pending{it, ap})
 			continue
 		}
 		clean, err := p.Writable(ap)
 		if err != nil {
 			problems = append(problems, fmt.Errorf("item %d (%s): %w", i, describe(it), err))
 			continue
-		}
-		idxText := annotation(it, kioutil.IndexAnnotation)
-		if idxText == "" {
-			idxText = annotation(it, kioutil.LegacyIndexAnnotation)
 		}
 		idx := 0
 		if idxText != "" {
@@ -402,16 +404,14 @@ func StripInternal(items []*yaml.RNode) ([]*yaml.RNode, error) {
 	return out, nil
 }
 
-var unsafeNameChars = lazyre.New(`[^a-z0-9._-]+`)
-
-// defaultPath is where a generated resource goes: <kind>_<name>.yaml, lower case, as kpt names it.
+// defaultPath is where a generated resource goes: kyaml's default (what kpt's package writer uses),
+// <namespace>/<kind>_<name>.yaml with the kind in lower case and the name as it is. The write rule
+// then decides whether that path may be written.
 func defaultPath(n *yaml.RNode) string {
-	kind := strings.ToLower(n.GetKind())
-	name := strings.ToLower(n.GetName())
-	if name == "" {
-		name = "unnamed"
-	}
-	return unsafeNameChars().ReplaceAllString(kind, "-") + "_" + unsafeNameChars().ReplaceAllString(name, "-") + ".yaml"
+	return kioutil.CreatePathAnnotationValue("", yaml.ResourceMeta{
+		TypeMeta:   yaml.TypeMeta{Kind: n.GetKind()},
+		ObjectMeta: yaml.ObjectMeta{NameMeta: yaml.NameMeta{Name: n.GetName(), Namespace: n.GetNamespace()}},
+	})
 }
 
 // describe names an item for error messages.

@@ -150,7 +150,12 @@ func TestWritePackageRoundTripAndChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept = append(kept, gen)
+	// a namespaced one goes under its namespace, as kyaml's package writer puts it
+	genNS, err := yaml.Parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Generated.Two\n  namespace: shop\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept = append(kept, gen, genNS)
 	changes, err := pkg.Write(kept)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +165,7 @@ func TestWritePackageRoundTripAndChanges(t *testing.T) {
 		changed = append(changed, c.Path+map[bool]string{true: " deleted", false: ""}[c.Delete])
 	}
 	sort.Strings(changed)
-	if diff := cmp.Diff([]string{"cm.yaml", "configmap_generated.one.yaml", "gone.yaml deleted"}, changed); diff != "" {
+	if diff := cmp.Diff([]string{"cm.yaml", "configmap_Generated.One.yaml", "gone.yaml deleted", "shop/configmap_Generated.Two.yaml"}, changed); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
 	files := readTree(t, dir)

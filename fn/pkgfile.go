@@ -2,9 +2,11 @@ package fn
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -31,6 +33,44 @@ func (p *Package) ReadFile(rel string) ([]*yaml.RNode, error) {
 	return items, nil
 }
 
-// DefaultPath is the file a resource without a path annotation is written to: <kind>_<name>.yaml,
-// lower case, as kpt names it.
+// DefaultPath is the file a resource without a path annotation is written to, as kyaml and kpt name
+// it: <namespace>/<kind>_<name>.yaml, the kind in lower case.
 func DefaultPath(n *yaml.RNode) string { return defaultPath(n) }
+
+// KptfileName is the file of a kpt package's metadata and pipeline.
+const KptfileName = "Kptfile"
+
+// ReadKptfiles reads the Kptfile of the package and those of the directories below it (hidden
+// ones skipped, as ReadPackage skips them), for commands that give functions the package's meta
+// resources as kpt fn eval does. A Kptfile that holds no resource is left out.
+func (p *Package) ReadKptfiles() ([]*yaml.RNode, error) {
+	var items []*yaml.RNode
+	err := filepath.WalkDir(p.Dir, func(f string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if f != p.Dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || d.Name() != KptfileName || !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(p.Dir, f)
+		if err != nil {
+			return err
+		}
+		got, err := p.ReadFile(filepath.ToSlash(rel))
+		if err != nil {
+			return err
+		}
+		items = append(items, got...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read package %s: %w", p.Dir, err)
+	}
+	return items, nil
+}

@@ -75,6 +75,14 @@ type ResourceList struct {
 	// Stderr is the end of what the function that wrote the list wrote on standard error, set by
 	// the runtime (never encoded): a successful step's results keep it, as kpt's do.
 	Stderr string
+	// SentJSON is set by the runtime when the function was sent the list as JSON (never encoded):
+	// the layout of its output (flow or block) is then the wire's, not the package's, and is
+	// restored from the input.
+	SentJSON bool
+	// Exited is set by a runtime that ran the function as a process (or a server) that succeeded:
+	// success is then decided by its exit status, as kpt decides it, and error results it reports
+	// are results, not a failure. In-process runtimes leave it unset; their error results fail.
+	Exited bool
 }
 
 // Input says how a ResourceList arrived, so that output can take the same shape.
@@ -212,6 +220,14 @@ func fromNode(n *yaml.Node) (*ResourceList, error) {
 		case "results":
 			if val.ShortTag() == "!!null" {
 				continue
+			}
+			if val.Kind == yaml.MappingNode {
+				// the shape older SDKs write (a named list, results: {name: ..., items: [...]}),
+				// which kpt accepts by lifting the items out
+				val = mapValue(val, "items")
+				if val == nil || val.ShortTag() == "!!null" {
+					continue
+				}
 			}
 			if err := val.Decode(&rl.Results); err != nil {
 				return nil, fmt.Errorf("%w: results: %v", ErrInvalidResourceList, err)

@@ -44,17 +44,27 @@ func tagIDs(items []*yaml.RNode) (tagged, error) {
 }
 
 // restoreFromInputs restores each output item (in place in out) from the input item with its id,
-// then gives outputs and inputs back the id annotations they had before.
-func restoreFromInputs(t tagged, out []*yaml.RNode) error {
+// then gives outputs and inputs back the id annotations they had before. layout also restores
+// block or flow style, for output of a function that was sent JSON (which a YAML parser reads as
+// flow collections, so that a function echoing it writes every collection in flow style).
+func restoreFromInputs(t tagged, out []*yaml.RNode, layout bool) error {
 	for i, o := range out {
 		id := annotation(o, kioutil.IdAnnotation)
 		if id == "" {
 			id = annotation(o, kioutil.LegacyIdAnnotation)
 		}
-		if in, ok := t.byID[id]; ok {
+		in, ok := t.byID[id]
+		if ok {
 			out[i] = Restore(in, o)
 		} else {
 			QuoteLookAlikes(o.YNode()) // a new item: all of it is new
+		}
+		if layout {
+			var from *yaml.Node
+			if ok {
+				from = in.YNode()
+			}
+			restoreLayout(from, out[i].YNode(), 0)
 		}
 		if err := t.untag(out[i], id); err != nil {
 			return err
@@ -92,10 +102,16 @@ func (t tagged) untag(n *yaml.RNode, id string) error {
 func Restore(from, to *yaml.RNode) *yaml.RNode {
 	fd, td := from.Document(), to.Document()
 	if fd.Kind == yaml.DocumentNode && td.Kind != yaml.DocumentNode {
+		// kyaml's function runner (kpt's) reads a function's output items as bare mappings and
+		// copies the document's head comment onto the mapping: a licence header then sits directly
+		// above the first field, the blank line after it gone, and kpt writes it so
+		if fd.HeadComment != "" && td.HeadComment == "" {
+			td.HeadComment = fd.HeadComment
+		}
 		td = &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{td}}
 		to = yaml.NewRNode(td)
-	}
-	if fd.Kind == td.Kind && fd.Kind == yaml.DocumentNode {
+		copyComments(&yaml.Node{LineComment: fd.LineComment, FootComment: fd.FootComment}, td)
+	} else if fd.Kind == td.Kind && fd.Kind == yaml.DocumentNode {
 		copyComments(fd, td)
 	}
 	restoreNode(from.YNode(), to.YNode(), 0)
@@ -194,6 +210,41 @@ func restoreNode(from, to *yaml.Node, depth int) {
 			} else {
 				quoteNew(t, depth+1)
 			}
+		}
+	}
+}
+
+// restoreLayout gives each collection of to the block or flow style of the same collection in from,
+// and new collections (from nil) block style, as kyaml writes a new resource.
+func restoreLayout(from, to *yaml.Node, depth int) {
+	if to == nil || depth > maxJSONDepth {
+		return
+	}
+	if from != nil && from.Kind != to.Kind {
+		from = nil
+	}
+	if to.Kind == yaml.MappingNode || to.Kind == yaml.SequenceNode {
+		to.Style &^= yaml.FlowStyle
+		if from != nil {
+			to.Style |= from.Style & yaml.FlowStyle
+		}
+	}
+	switch to.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(to.Content); i += 2 {
+			var f *yaml.Node
+			if from != nil {
+				f = mapValue(from, to.Content[i].Value)
+			}
+			restoreLayout(f, to.Content[i+1], depth+1)
+		}
+	case yaml.SequenceNode, yaml.DocumentNode:
+		for i, t := range to.Content {
+			var f *yaml.Node
+			if from != nil && i < len(from.Content) {
+				f = from.Content[i]
+			}
+			restoreLayout(f, t, depth+1)
 		}
 	}
 }

@@ -11,7 +11,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Severity of a result (KRM Functions Specification v1). Empty means error, the spec's default.
+// Severity of a result (KRM Functions Specification v1). Empty is read as info, as kpt and kyaml's
+// framework read it: a function that reports a result without a severity has not failed.
 type Severity string
 
 // The severities of the specification.
@@ -52,14 +53,14 @@ type File struct {
 	Index int    `yaml:"index,omitempty" json:"index,omitempty"`
 }
 
-// IsError reports whether the result is an error; a result without a severity is one.
-func (r Result) IsError() bool { return r.Severity == SeverityError || r.Severity == "" }
+// IsError reports whether the result is an error; a result without a severity is not.
+func (r Result) IsError() bool { return r.Severity == SeverityError }
 
 func (r Result) String() string {
 	var b strings.Builder
 	sev := r.Severity
 	if sev == "" {
-		sev = SeverityError
+		sev = SeverityInfo
 	}
 	fmt.Fprintf(&b, "[%s]", sev)
 	if r.ResourceRef != nil {

@@ -16,7 +16,7 @@ func TestUnrecorded(t *testing.T) {
 	why := errors.New("invalid package: nothing was written")
 	recorded, rejErr := RejectedRun([]FunctionResults{ran}, "write", why)
 	stepFR, stepErr := rejected(ran, why)
-	warn, bad, worse := Result{Message: "a warning", Severity: SeverityWarning}, Result{Message: "bad"}, Result{Message: "worse", Severity: SeverityError}
+	warn, bad, worse := Result{Message: "a warning", Severity: SeverityWarning}, Result{Message: "bad", Severity: SeverityError}, Result{Message: "worse", Severity: SeverityError}
 	failed := FunctionResults{Function: "g", ExitCode: 1, Results: []Result{warn, bad, worse}}
 	failedErr := fmt.Errorf("g: %w", &ResultsError{Results: failed.Results})
 	tests := []struct {

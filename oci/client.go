@@ -117,3 +117,22 @@ func (c *Client) Logout(ctx context.Context, host string) error {
 	}
 	return nil
 }
+
+// maxTags bounds the tags Tags returns: a registry could otherwise page out tags without end.
+const maxTags = 10000
+
+// Tags lists the tags of a repository (ref's tag and digest are ignored), at most maxTags of them.
+func (c *Client) Tags(ctx context.Context, ref Reference) ([]string, error) {
+	var out []string
+	err := c.repository(ref).Tags(ctx, "", func(tags []string) error {
+		out = append(out, tags...)
+		if len(out) > maxTags {
+			return fmt.Errorf("more than %d tags", maxTags)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list tags of %s/%s: %w", ref.Registry, ref.Repository, err)
+	}
+	return out, nil
+}

@@ -48,6 +48,9 @@ type ExplicitExec struct {
 type ExplicitStarlark struct {
 	Path   string `json:"path,omitempty" yaml:"path,omitempty"`
 	Script string `json:"-" yaml:"-"`
+	// Name is what the script is called in its error messages: its config's name, as kpt's starlark
+	// function calls it.
+	Name string `json:"-" yaml:"-"`
 }
 
 // Annotations that name a function's runtime, as kustomize reads them (the second is the older key).
@@ -79,11 +82,11 @@ func ExplicitRuntime(cfg *yaml.RNode) (*Explicit, error) {
 		if err != nil || src == nil || src.YNode().Kind != yaml.ScalarNode || strings.TrimSpace(src.YNode().Value) == "" {
 			return nil, fmt.Errorf("%w: a %s needs its script in source", ErrInvalidRuntime, StarlarkRunKind)
 		}
-		return &Explicit{Source: StarlarkRunKind, Starlark: &ExplicitStarlark{Script: src.YNode().Value}}, nil
+		return &Explicit{Source: StarlarkRunKind, Starlark: &ExplicitStarlark{Script: src.YNode().Value, Name: cfg.GetName()}}, nil
 	}
 	if apiVersion == "v1" && kind == "ConfigMap" {
 		if s, ok := cfg.GetDataMap()["source"]; ok && strings.TrimSpace(s) != "" {
-			return &Explicit{Source: "ConfigMap data.source", Starlark: &ExplicitStarlark{Script: s}}, nil
+			return &Explicit{Source: "ConfigMap data.source", Starlark: &ExplicitStarlark{Script: s, Name: cfg.GetName()}}, nil
 		}
 	}
 	if rt := cfg.Field("runtime"); rt != nil {

@@ -44,9 +44,9 @@ runtime: {container: {image: example.com/java:v1.0.0}}
 		{"runtime field starlark", "apiVersion: example.com/v1\nkind: X\nruntime:\n  starlark:\n    path: fn.star\n",
 			&Explicit{Source: "runtime field", Starlark: &ExplicitStarlark{Path: "fn.star"}}},
 		{"StarlarkRun", "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: s\nsource: |\n  print(1)\nparams:\n  a: b\n",
-			&Explicit{Source: "StarlarkRun", Starlark: &ExplicitStarlark{Script: "print(1)\n"}}},
+			&Explicit{Source: "StarlarkRun", Starlark: &ExplicitStarlark{Script: "print(1)\n", Name: "s"}}},
 		{"ConfigMap with source", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  source: print(2)\n",
-			&Explicit{Source: "ConfigMap data.source", Starlark: &ExplicitStarlark{Script: "print(2)"}}},
+			&Explicit{Source: "ConfigMap data.source", Starlark: &ExplicitStarlark{Script: "print(2)", Name: "s"}}},
 		{"ConfigMap without source", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  a: b\n", nil},
 	}
 	for _, tc := range tests {

@@ -251,7 +251,13 @@ func readSource(req Request, localConfigs []string) source {
 	if err != nil {
 		return source{err: &InputError{Err: err}}
 	}
-	return source{items: items, pkg: pkg}
+	// the Kptfiles are function input too, as kpt fn eval gives them (fix, set-project-id and
+	// generate-kpt-pkg-docs read them)
+	kptfiles, err := pkg.ReadKptfiles()
+	if err != nil {
+		return source{err: &InputError{Err: err}}
+	}
+	return source{items: append(items, kptfiles...), pkg: pkg}
 }
 
 // ReadInput reads standard input up to the ResourceList size limit (one byte more, so that the

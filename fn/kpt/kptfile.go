@@ -33,8 +33,9 @@ const (
 
 // Kptfile is the part of a Kptfile that render reads.
 type Kptfile struct {
-	Name     string
-	Pipeline Pipeline
+	Name        string
+	Annotations map[string]string
+	Pipeline    Pipeline
 }
 
 // Pipeline is a package's functions: mutators run in order, then validators.
@@ -50,6 +51,9 @@ type Function struct {
 	// Image is a container image; Exec a local executable and its arguments (needs --allow-exec).
 	Image string `yaml:"image"`
 	Exec  string `yaml:"exec"`
+	// Tag is a version or semver constraint for Image (kpt's `tag`): resolved against the versions
+	// the trusted catalogs list for the image, pinned by digest, else against the registry's tags.
+	Tag string `yaml:"tag"`
 	// ConfigPath is a file of the package holding the functionConfig; ConfigMap the data of a
 	// ConfigMap functionConfig. With neither Image nor Exec, ConfigPath's apiVersion and kind name the
 	// function, resolved through the catalogs.
@@ -87,7 +91,7 @@ func (f Function) Label() string {
 // stepFields are the fields of a kpt.dev/v1 pipeline step. A field render does not know (kpt's
 // newer `condition`, say) is an error: silently running a step the author meant to be conditional
 // would change the package in a way nobody asked for.
-var stepFields = []string{"name", "image", "exec", "configPath", "configMap", "selectors", "exclude"}
+var stepFields = []string{"name", "image", "tag", "exec", "configPath", "configMap", "selectors", "exclude"}
 
 // pipelineFields and selectorFields are the fields of a kpt.dev/v1 pipeline and selector; any other
 // is an error for the same reason. A selector field render ignored (an old kpt's packagePath, say)
@@ -111,7 +115,8 @@ func ParseKptfile(data []byte) (*Kptfile, error) {
 		APIVersion string `yaml:"apiVersion"`
 		Kind       string `yaml:"kind"`
 		Metadata   struct {
-			Name string `yaml:"name"`
+			Name        string            `yaml:"name"`
+			Annotations map[string]string `yaml:"annotations"`
 		} `yaml:"metadata"`
 		Pipeline yaml.Node `yaml:"pipeline"`
 	}
@@ -124,7 +129,7 @@ func ParseKptfile(data []byte) (*Kptfile, error) {
 	if head.APIVersion != KptfileAPIVersion {
 		return nil, fmt.Errorf("%w: apiVersion %q is not supported: update the Kptfile to %s", ErrInvalidKptfile, head.APIVersion, KptfileAPIVersion)
 	}
-	kf := &Kptfile{Name: head.Metadata.Name}
+	kf := &Kptfile{Name: head.Metadata.Name, Annotations: head.Metadata.Annotations}
 	if head.Pipeline.Kind == 0 || head.Pipeline.Tag == "!!null" {
 		return kf, nil
 	}
@@ -201,6 +206,11 @@ func (f Function) check() error {
 	switch {
 	case f.Image != "" && f.Exec != "":
 		return errors.New("image and exec are mutually exclusive")
+	case strings.ContainsAny(f.Image, " \t\n"):
+		// kpt refuses such a Kptfile before rendering
+		return fmt.Errorf("image %q is not an image reference", f.Image)
+	case f.Tag != "" && f.Image == "":
+		return errors.New("tag needs an image")
 	case f.Image == "" && f.Exec == "" && f.ConfigPath == "":
 		return errors.New("a step needs image, exec, or a configPath whose kind a catalog resolves")
 	case f.ConfigPath != "" && len(f.ConfigMap) > 0:

@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/krm-catalog/krm-catalog/catalog"
 )
 
 func TestParseKptfile(t *testing.T) {
@@ -142,29 +141,13 @@ func TestSelection(t *testing.T) {
 	}
 }
 
-func TestSameImage(t *testing.T) {
+func TestIsStarlarkImage(t *testing.T) {
 	t.Parallel()
-	const digest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	cat := &catalog.ContainerRuntime{Image: "example.com/fns/set-ns:v1", SHA256: digest}
 	for image, want := range map[string]bool{
-		"example.com/fns/set-ns:v1":                          true,
-		"example.com/fns/set-ns@sha256:" + digest:            true,
-		"example.com/fns/set-ns:v2@sha256:" + digest:         true,
-		"example.com/fns/set-ns:v2":                          false,
-		"example.com/fns/set-ns":                             false,
-		"example.com/other/set-ns:v1":                        false,
-		"localhost:5000/fns/set-ns:v1":                       false,
-		"example.com/fns/set-ns@sha256:" + digest[:63] + "0": false,
-	} {
-		if got := sameImage(cat, image); got != want {
-			t.Errorf("sameImage(%q) = %t, want %t", image, got, want)
-		}
-	}
-	for image, want := range map[string]bool{
-		"localhost:5000/fns/starlark:v0.4":          true,
-		"example.com/fns/starlark@sha256:" + digest: true,
-		"example.com/fns/set-ns:v1":                 false,
-		"example.com/fns/Starlark:v1":               false, // not a reference
+		"localhost:5000/fns/starlark:v0.4": true,
+		"example.com/kpt-fn/starlark":      true,
+		"example.com/kpt-fn/set-labels:v1": false,
+		"example.com/starlark/set-labels":  false,
 	} {
 		if got := isStarlarkImage(image); got != want {
 			t.Errorf("isStarlarkImage(%q) = %t, want %t", image, got, want)

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -26,9 +25,9 @@ import (
 type Options struct {
 	// Runner checks and builds the steps (permissions, fetching and verifying what runs).
 	Runner *runner.Runner
-	// Runtime is the runtime the user prefers (--runtime). With exec or starlark, an image step whose
-	// image a trusted catalog lists with that runtime runs it instead of a container.
-	Runtime string
+	// Tags lists a registry's tags, for a step whose tag constraint names an image no trusted
+	// catalog lists; nil refuses such a step.
+	Tags TagLister
 }
 
 // Result is a rendered package, not yet written.
@@ -42,6 +41,53 @@ type Result struct {
 	Runs []fn.FunctionResults
 	// Packages counts the packages rendered: the root and its subpackages.
 	Packages int
+	// Input is the package as read (copies, the Kptfiles included), for writing the status of a
+	// render that failed into the root Kptfile and nothing else.
+	Input []*yaml.RNode
+	// Status records every step that ran or could not start, for the root Kptfile's renderStatus.
+	Status RenderStatus
+	// Saved says that the render failed and Items are what it rendered until then, to be written
+	// as the root Kptfile's kpt.dev/save-on-render-failure annotation asks.
+	Saved bool
+
+	save bool
+}
+
+// SaveOnRenderFailureAnnotation on the root Kptfile asks render to write what it rendered until
+// a step failed, as kpt does.
+const SaveOnRenderFailureAnnotation = "kpt.dev/save-on-render-failure"
+
+// BFSRenderAnnotation on the root Kptfile renders the packages top-down, level by level, as kpt
+// does: each package's pipeline sees its own resources and its subpackages'.
+const BFSRenderAnnotation = "kpt.dev/bfs-rendering"
+
+// isKustomization reports whether a file is kustomize's, which kpt leaves to kustomize.
+func isKustomization(p string) bool {
+	switch path.Base(p) {
+	case "kustomization.yaml", "kustomization.yml", "Kustomization":
+		return true
+	}
+	return false
+}
+
+// isTrue reads an annotation's value as kpt reads a condition: "true" in any case.
+func isTrue(v string) bool { return strings.EqualFold(v, "true") }
+
+// StatusItems are the items to write after a render: on success the rendered items, on failure the
+// package as read; either with the root Kptfile's status set as kpt sets it.
+func (r *Result) StatusItems(renderErr error) ([]*yaml.RNode, error) {
+	items := r.Items
+	if renderErr != nil && !r.Saved {
+		items = r.Input
+	}
+	kf := rootKptfile(items)
+	if kf == nil {
+		return nil, fmt.Errorf("set Kptfile status: no root %s among the items", KptfileName)
+	}
+	if err := SetStatus(kf, &r.Status, renderErr, r.Package.Dir); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 // node is one package of the tree: the root or a subpackage (a directory with its own Kptfile).
@@ -57,8 +103,8 @@ type node struct {
 // Render renders the package at dir: the pipeline of every subpackage first (depth-first, in
 // directory order) over its own resources, then the package's own pipeline over its resources and
 // everything its subpackages produced. Mutators run in order, then validators, which see the result
-// and whose output is discarded. Resources marked local-config are left out of every function's
-// input and kept as they are. Every step is resolved, checked and fetched before the first runs;
+// and whose output is discarded. The Kptfiles and resources marked local-config are function input,
+// as kpt gives them. Every step is resolved, checked and fetched before the first runs;
 // when a step fails, the error wraps fn.ErrFunctionFailed and the Result carries the runs so far
 // (nothing is to be written).
 func Render(ctx context.Context, dir string, o Options) (*Result, error) {
@@ -67,9 +113,13 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 	dir = fn.PackageRoot(dir)
 	root, err := findPackages(dir)
 	if err != nil {
+		return failedSubpackage(dir, err)
+	}
+	ignored, err := krmignored(dir)
+	if err != nil {
 		return nil, err
 	}
-	pkg, items, err := fn.ReadPackage(dir)
+	pkg, items, err := fn.ReadPackage(dir, ignored...)
 	if err != nil {
 		return nil, err
 	}
@@ -82,16 +132,83 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		items = append(items, kfItems...)
 	}
 	res := &Result{Package: pkg, Packages: len(all)}
-	if invalid, err := prepare(ctx, o, all, items); err != nil {
+	for _, it := range items {
+		res.Input = append(res.Input, it.Copy())
+	}
+	// as kpt, a YAML file that is not a KRM resource (kustomize's kustomization.yaml aside) fails the
+	// render unless .krmignore names it
+	for _, f := range pkg.Skipped {
+		if isKustomization(f) {
+			continue
+		}
+		err := fmt.Errorf("%w: input resource list must contain only KRM resources: %s: resource must have `apiVersion` and `kind` (list it in %s to leave it out)", fn.ErrInvalidPackage, f, KrmignoreName)
+		// the first step that would have been given it fails, as kpt records it
+		byRel := map[string]*node{}
+		for _, n := range all {
+			byRel[n.rel] = n
+		}
+		for rel := ownerOf(byRel, path.Dir(f)); ; rel = ownerOf(byRel, path.Dir(rel)) {
+			n := byRel[rel]
+			if len(n.kf.Pipeline.Mutators) > 0 {
+				f := n.kf.Pipeline.Mutators[0]
+				res.Status.MutationSteps = append(res.Status.MutationSteps, notStarted(f, displayImage(f.Image), err))
+				break
+			}
+			if len(n.kf.Pipeline.Validators) > 0 {
+				f := n.kf.Pipeline.Validators[0]
+				res.Status.ValidationSteps = append(res.Status.ValidationSteps, notStarted(f, displayImage(f.Image), err))
+				break
+			}
+			if rel == "" {
+				break
+			}
+		}
+		return res, err
+	}
+	if invalid, err := prepare(ctx, o, all, items, res); err != nil {
+		var static *staticError
+		if errors.As(err, &static) {
+			// as kpt, a Kptfile that fails its checks gets no status
+			return nil, err
+		}
 		res.Runs = invalid
 		return res, err
 	}
-	out, err := hydrate(ctx, root, items, res)
+	res.save = isTrue(root.kf.Annotations[SaveOnRenderFailureAnnotation])
+	render := hydrate
+	if isTrue(root.kf.Annotations[BFSRenderAnnotation]) {
+		render = hydrateBFS
+	}
+	out, err := render(ctx, root, items, res)
 	if err != nil {
+		if res.save && out != nil {
+			res.Items, res.Saved = out, true
+		}
 		return res, err
 	}
 	res.Items = out
 	return res, nil
+}
+
+// failedSubpackage is Render's outcome when a subpackage's Kptfile cannot be read but the root's
+// can: as kpt, the failure goes into the root Kptfile's status, with no step recorded.
+func failedSubpackage(dir string, err error) (*Result, error) {
+	data, rerr := os.ReadFile(filepath.Join(dir, KptfileName))
+	if rerr != nil {
+		return nil, err
+	}
+	if _, perr := ParseKptfile(data); perr != nil {
+		return nil, err
+	}
+	pkg, _, rerr := fn.ReadPackage(dir)
+	if rerr != nil {
+		return nil, err
+	}
+	kf, rerr := pkg.ReadFile(KptfileName)
+	if rerr != nil {
+		return nil, err
+	}
+	return &Result{Package: pkg, Input: kf}, err
 }
 
 // walk lists the tree's packages, each after its subpackages (the order they render in).
@@ -192,37 +309,78 @@ func setItemPath(n *yaml.RNode, p string) error {
 
 // prepare readies the steps of every package: all are resolved and their configs checked before
 // anything is fetched, and nothing runs unless every step is ready.
-func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode) ([]fn.FunctionResults, error) {
+func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, res *Result) ([]fn.FunctionResults, error) {
 	type ref struct {
 		n         *node
 		f         Function
 		validator bool
 		cfg       *yaml.RNode
 		checked   *runner.Checked
+		pos       *Function // the step in its Kptfile: its image becomes the tag's resolution
 	}
 	var refs []*ref
+	var pinned []*resolver.Resolution
 	for _, n := range all {
-		for _, f := range n.kf.Pipeline.Mutators {
-			refs = append(refs, &ref{n: n, f: f})
+		for i := range n.kf.Pipeline.Mutators {
+			refs = append(refs, &ref{n: n, f: n.kf.Pipeline.Mutators[i], pos: &n.kf.Pipeline.Mutators[i]})
 		}
-		for _, f := range n.kf.Pipeline.Validators {
-			refs = append(refs, &ref{n: n, f: f, validator: true})
+		for i := range n.kf.Pipeline.Validators {
+			refs = append(refs, &ref{n: n, f: n.kf.Pipeline.Validators[i], validator: true, pos: &n.kf.Pipeline.Validators[i]})
 		}
 	}
+	pinned = make([]*resolver.Resolution, len(refs))
 	pkgs := map[string]*node{}
 	for _, n := range all {
 		pkgs[n.rel] = n
+	}
+	// a step that cannot start is recorded in the render status as kpt records it
+	failed := func(r *ref, results []fn.Result, err error) {
+		s := notStarted(r.f, displayImage(r.f.Image), err)
+		if len(results) > 0 {
+			s.ExecutionError = ""
+			s.Results = results
+			s.ErrorResults = results
+		}
+		if r.validator {
+			res.Status.ValidationSteps = append(res.Status.ValidationSteps, s)
+		} else {
+			res.Status.MutationSteps = append(res.Status.MutationSteps, s)
+		}
 	}
 	steps, invalid, err := fn.Prepare(len(refs), func(i int) (string, []fn.Result, error) {
 		r := refs[i]
 		cfg, err := stepConfig(r.n, r.f, items, pkgs)
 		if err != nil {
+			// kpt finds these while reading the pipeline, before any step, and records no step
 			return "", nil, err
 		}
 		r.cfg = cfg
-		c, results, err := check(ctx, o, r.f, cfg)
+		if r.f.Tag != "" {
+			// a tag constraint resolves first; the status then names the version that ran
+			ti, err := resolveTag(ctx, o.Runner.Resolver(), o.Tags, r.f.Image, r.f.Tag)
+			if err != nil {
+				err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+				failed(r, nil, err)
+				return "", nil, err
+			}
+			r.f.Image, r.f.Tag = ti.Image, ""
+			r.pos.Image, r.pos.Tag = ti.Image, ""
+			pinned[i] = ti.Catalog
+		}
+		var c *runner.Checked
+		var results []fn.Result
+		if pinned[i] != nil {
+			c, results, err = o.Runner.CheckResolved(pinned[i], cfg)
+		} else {
+			c, results, err = check(ctx, o, r.f, cfg, r.n.dir)
+		}
 		if err != nil && len(results) == 0 {
-			return "", nil, fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+			err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+			failed(r, nil, err)
+			return "", nil, err
+		}
+		if err != nil {
+			failed(r, results, err)
 		}
 		r.checked = c
 		return r.f.Label(), results, err
@@ -230,7 +388,9 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode) (
 		r := refs[i]
 		s, err := o.Runner.Build(ctx, r.checked, r.n.dir)
 		if err != nil {
-			return fn.Step{}, fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+			err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+			failed(r, nil, err)
+			return fn.Step{}, err
 		}
 		_, how, _ := strings.Cut(s.Name, " (")
 		s.Name = r.f.Label() + " (" + how
@@ -252,6 +412,14 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode) (
 func (n *node) kptfilePath() string {
 	return path.Join(n.rel, KptfileName)
 }
+
+// staticError is a step that fails the checks kpt makes when it reads a Kptfile (a configPath that
+// is absolute, leaves the package or names no single resource): kpt refuses such a package before
+// rendering and writes no status.
+type staticError struct{ err error }
+
+func (e *staticError) Error() string { return e.err.Error() }
+func (e *staticError) Unwrap() error { return e.err }
 
 // stepConfig is a step's functionConfig: the resource of its configPath (a file of the package
 // itself, not of a subpackage, holding one resource), or a ConfigMap named function-input holding
@@ -276,11 +444,11 @@ func stepConfig(n *node, f Function, items []*yaml.RNode, pkgs map[string]*node)
 	}
 	where := fmt.Sprintf("%s: %s: configPath %q", n.kptfilePath(), f.Label(), f.ConfigPath)
 	if path.IsAbs(f.ConfigPath) || filepath.IsAbs(f.ConfigPath) {
-		return nil, fmt.Errorf("%w: %s must be relative to the package", ErrInvalidKptfile, where)
+		return nil, &staticError{fmt.Errorf("%w: %s must be relative to the package", ErrInvalidKptfile, where)}
 	}
 	p := path.Clean(path.Join(n.rel, f.ConfigPath))
 	if rel := strings.TrimPrefix(p, n.rel+"/"); n.rel != "" && rel == p || p == ".." || strings.HasPrefix(p, "../") {
-		return nil, fmt.Errorf("%w: %s is outside the package", ErrInvalidKptfile, where)
+		return nil, &staticError{fmt.Errorf("%w: %s is outside the package", ErrInvalidKptfile, where)}
 	}
 	if owner := ownerOf(pkgs, path.Dir(p)); owner != n.rel {
 		return nil, fmt.Errorf("%w: %s is in the subpackage %s: a function config must be in the package's own directories", ErrInvalidKptfile, where, owner)
@@ -292,7 +460,10 @@ func stepConfig(n *node, f Function, items []*yaml.RNode, pkgs map[string]*node)
 		}
 	}
 	if len(found) != 1 {
-		return nil, fmt.Errorf("%w: %s must be a file of the package holding exactly one resource (found %d)", ErrInvalidKptfile, where, len(found))
+		return nil, &staticError{fmt.Errorf("%w: %s must be a file of the package holding exactly one resource (found %d)", ErrInvalidKptfile, where, len(found))}
+	}
+	if found[0].GetName() == "" {
+		return nil, &staticError{fmt.Errorf("%w: %s: the function config has no metadata.name", ErrInvalidKptfile, where)}
 	}
 	cfg, err := fn.StripInternal(found)
 	if err != nil {
@@ -305,7 +476,7 @@ func stepConfig(n *node, f Function, items []*yaml.RNode, pkgs map[string]*node)
 // container, unless it is kpt's starlark function given a StarlarkRun (run in-process), or the user
 // prefers exec or starlark and a trusted catalog lists the image with that runtime; a step with only
 // a configPath resolves through the catalogs by the config's apiVersion and kind.
-func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner.Checked, []fn.Result, error) {
+func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode, dir string) (*runner.Checked, []fn.Result, error) {
 	res := &resolver.Resolution{}
 	if cfg != nil {
 		res.APIVersion, res.Kind = cfg.GetApiVersion(), cfg.GetKind()
@@ -321,22 +492,27 @@ func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner
 			if p, err := exec.LookPath(args[0]); err == nil {
 				args[0] = p
 			}
+		} else if !filepath.IsAbs(args[0]) && !exists(filepath.Join(dir, args[0])) && exists(args[0]) {
+			// not in the package: relative to the working directory, where kpt looks for it
+			if p, err := filepath.Abs(args[0]); err == nil {
+				args[0] = p
+			}
 		}
 		res.Explicit = &resolver.Explicit{Source: "Kptfile exec", Exec: &resolver.ExplicitExec{Path: args[0], Args: args[1:]}}
 	case f.Image != "":
+		// the runtime the user prefers, as a trusted catalog lists the image with it, comes first:
+		// kpt's starlark image too, whose executable then runs rather than the built-in interpreter
+		found, err := o.Runner.ImageResolution(ctx, f.Image)
+		if err != nil {
+			return nil, nil, err
+		}
+		if found != nil {
+			return o.Runner.CheckResolved(found, cfg)
+		}
 		if isStarlarkImage(f.Image) {
 			if e, err := resolver.ExplicitRuntime(cfg); err == nil && e != nil && e.Starlark != nil && e.Starlark.Script != "" {
 				res.Explicit = e
 				break
-			}
-		}
-		if o.Runtime == "exec" || o.Runtime == "starlark" {
-			found, err := imageInCatalogs(ctx, o.Runner.Resolver(), f.Image, o.Runtime)
-			if err != nil {
-				return nil, nil, err
-			}
-			if found != nil {
-				return o.Runner.CheckResolved(found, cfg)
 			}
 		}
 		res.Explicit = &resolver.Explicit{Source: "Kptfile image", Container: &resolver.ExplicitContainer{Image: f.Image}}
@@ -349,61 +525,15 @@ func check(ctx context.Context, o Options, f Function, cfg *yaml.RNode) (*runner
 	return o.Runner.CheckResolved(res, cfg)
 }
 
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
 // isStarlarkImage reports whether an image is kpt's starlark function (any registry, any tag).
 func isStarlarkImage(image string) bool {
 	ref, err := catalog.ParseImage(image)
 	return err == nil && path.Base(ref.Name) == "starlark"
-}
-
-// sameImage reports whether a catalog's container runtime (its digest from the sha256 field when
-// it has one) is the image a step names: the same repository, and the same tag or the same digest.
-func sameImage(c *catalog.ContainerRuntime, image string) bool {
-	want, err := catalog.ParseImage(c.Image)
-	if err != nil {
-		return false
-	}
-	if c.SHA256 != "" {
-		want.Digest = "sha256:" + c.SHA256
-	}
-	got, err := catalog.ParseImage(image)
-	if err != nil || got.Name != want.Name {
-		return false
-	}
-	return got.Tag != "" && got.Tag == want.Tag || got.Digest != "" && got.Digest == want.Digest
-}
-
-// imageInCatalogs looks for the image in the trusted catalogs (the built-in one and those named by
-// --trusted-catalog; untrusted ones are not fetched) and returns the first version that lists it and
-// offers the runtime, or nil.
-func imageInCatalogs(ctx context.Context, r *resolver.Resolver, image, runtimeKind string) (*resolver.Resolution, error) {
-	if r == nil {
-		return nil, nil
-	}
-	for _, ref := range r.Refs() {
-		cat, err := r.Load(ctx, ref.Raw)
-		if errors.Is(err, resolver.ErrUntrustedCatalog) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("look for image %s in the catalogs: %w", image, err)
-		}
-		for _, f := range cat.Functions {
-			for _, v := range f.Versions {
-				c := v.Runtime.Container
-				if c == nil {
-					continue
-				}
-				if slices.Contains(v.Runtime.Kinds(), runtimeKind) && sameImage(c, image) {
-					return &resolver.Resolution{
-						APIVersion: f.APIVersion(v), Kind: f.Kind,
-						Catalog: ref.Raw, CatalogName: cat.Name,
-						Function: f, Version: v,
-					}, nil
-				}
-			}
-		}
-	}
-	return nil, nil
 }
 
 // hydrate renders one package: its subpackages first, then its own pipeline over its resources and
@@ -420,10 +550,18 @@ func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]
 		own[owner] = append(own[owner], it)
 	}
 	input := own[n.rel]
-	for _, c := range n.children {
+	for i, c := range n.children {
 		out, err := hydrate(ctx, c, own[c.rel], res)
 		if err != nil {
-			return nil, err
+			if !res.save {
+				return nil, err
+			}
+			// kpt.dev/save-on-render-failure: what the subpackage rendered, and the rest as read
+			input = append(input, out...)
+			for _, rest := range n.children[i+1:] {
+				input = append(input, own[rest.rel]...)
+			}
+			return input, err
 		}
 		input = append(input, out...)
 	}
@@ -435,12 +573,64 @@ func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]
 	}
 	out, err := runPipeline(ctx, n, input, res)
 	if err != nil {
-		return nil, err
+		if !res.save {
+			return nil, err
+		}
+		// kpt.dev/save-on-render-failure: the resources as the steps before the failure left them
+		if rerr := relocate(out, "", n.rel); rerr != nil {
+			return nil, err
+		}
+		return out, err
 	}
 	if err := relocate(out, "", n.rel); err != nil {
-		return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		res.Status.RejectLast(err)
+		return nil, err
 	}
 	return out, nil
+}
+
+// hydrateBFS renders the packages top-down (the root first, then its subpackages level by level,
+// in directory order), each pipeline over the resources of the package and of every package
+// below it, as they are at that point.
+func hydrateBFS(ctx context.Context, root *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
+	state := items
+	queue := []*node{root}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = append(queue[1:], n.children...)
+		if len(n.mutators) == 0 && len(n.validators) == 0 {
+			continue
+		}
+		var in, rest []*yaml.RNode
+		for _, it := range state {
+			if p := path.Clean(itemPath(it)); n.rel == "" || strings.HasPrefix(p, n.rel+"/") {
+				in = append(in, it)
+			} else {
+				rest = append(rest, it)
+			}
+		}
+		if err := relocate(in, n.rel, ""); err != nil {
+			return nil, err
+		}
+		out, err := runPipeline(ctx, n, in, res)
+		if err != nil {
+			if !res.save {
+				return nil, err
+			}
+			if rerr := relocate(out, "", n.rel); rerr != nil {
+				return nil, err
+			}
+			return append(rest, out...), err
+		}
+		if err := relocate(out, "", n.rel); err != nil {
+			err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
+			res.Status.RejectLast(err)
+			return nil, err
+		}
+		state = append(rest, out...)
+	}
+	return state, nil
 }
 
 // relocate rewrites path annotations from under one package directory to under another (either may
@@ -492,27 +682,30 @@ func relocate(items []*yaml.RNode, from, to string) error {
 func describe(n *yaml.RNode) string { return n.GetKind() + "/" + n.GetName() }
 
 // runPipeline runs a package's mutators, then its validators, over items (paths relative to the
-// package). Local-config resources are kept out of the functions' input and returned unchanged.
+// package). The Kptfile and local-config resources are part of the input, as kpt gives them
+// (a step's selectors and exclude decide what it sees).
 func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
-	var local, input []*yaml.RNode
-	for _, it := range items {
-		if isLocalConfig(it) {
-			local = append(local, it)
-		} else {
-			input = append(input, it)
-		}
-	}
+	input := items
 	for i, s := range n.mutators {
-		seen, rest := n.kf.Pipeline.Mutators[i].partition(input)
+		f := n.kf.Pipeline.Mutators[i]
+		if err := refreshConfig(&s, f, input); err != nil {
+			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		}
+		seen, rest := f.partition(input)
 		out, runs, err := fn.Run(ctx, []fn.Step{s}, seen)
 		res.Runs = append(res.Runs, runs...)
+		res.Status.MutationSteps = append(res.Status.MutationSteps, ranStatus(f, runs, err))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+			// what the steps before left, for kpt.dev/save-on-render-failure
+			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 		input = append(out, rest...)
 	}
 	for i, s := range n.validators {
 		f := n.kf.Pipeline.Validators[i]
+		if err := refreshConfig(&s, f, input); err != nil {
+			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		}
 		seen, _ := f.partition(input)
 		// a validator checks the package's resources, not its own functionConfig (as kpt)
 		own := ""
@@ -527,11 +720,58 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 		}
 		_, runs, err := fn.Run(ctx, []fn.Step{s}, copies)
 		res.Runs = append(res.Runs, runs...)
+		res.Status.ValidationSteps = append(res.Status.ValidationSteps, ranStatus(f, runs, err))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 	}
-	return append(input, local...), nil
+	return input, nil
+}
+
+// refreshConfig gives a step its configPath's resource as the steps before it left it (as kpt
+// does: a function may update the config of a later one).
+func refreshConfig(s *fn.Step, f Function, items []*yaml.RNode) error {
+	if f.ConfigPath == "" {
+		return nil
+	}
+	want := path.Clean(f.ConfigPath)
+	for _, it := range items {
+		if itemPath(it) != want {
+			continue
+		}
+		cfg, err := fn.StripInternal([]*yaml.RNode{it})
+		if err != nil {
+			return err
+		}
+		s.Config = cfg[0]
+		return nil
+	}
+	return nil
+}
+
+// ranStatus records a step that was run: from its function results, or, when it has none, as a
+// step that could not start.
+func ranStatus(f Function, runs []fn.FunctionResults, err error) StepStatus {
+	image := displayImage(f.Image)
+	if len(runs) == 0 {
+		if err == nil {
+			return StepStatus{Name: f.Name, Image: image, Exec: f.Exec}
+		}
+		return notStarted(f, image, err)
+	}
+	return stepStatus(f, image, runs[len(runs)-1])
+}
+
+// displayImage is an image as kpt names it in the render status: with the tag latest when it has
+// neither tag nor digest.
+func displayImage(image string) string {
+	if image == "" {
+		return ""
+	}
+	if _, tag, digest := runner.SplitImage(image); tag == "" && digest == "" {
+		return image + ":latest"
+	}
+	return image
 }
 
 // splitCommand splits an exec step into the executable and its arguments the way a POSIX shell

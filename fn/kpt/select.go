@@ -62,8 +62,3 @@ func (f Function) partition(items []*yaml.RNode) (in, out []*yaml.RNode) {
 	}
 	return in, out
 }
-
-// isLocalConfig reports whether a resource is marked config.kubernetes.io/local-config: "true".
-func isLocalConfig(n *yaml.RNode) bool {
-	return n.GetAnnotations()[LocalConfigAnnotation] == "true"
-}

@@ -56,17 +56,17 @@ func (r *Runner) catalogContainer(_ context.Context, res *resolver.Resolution) (
 		return nil, err
 	}
 	cfg.Engine = engine
-	return r.containerFunction(cfg, r.serverMode(res)), nil
+	return r.containerFunction(cfg, r.serverMode(res), r.wire(res)), nil
 }
 
-func (r *Runner) containerFunction(cfg container.Config, server bool) fn.Function {
+func (r *Runner) containerFunction(cfg container.Config, server bool, format fn.Format) fn.Function {
 	cfg.Env = append(append([]string(nil), cfg.Env...), r.o.Env...)
 	cfg.Memory, cfg.PidsLimit = r.o.ContainerMemory, r.o.ContainerPidsLimit
 	if server {
 		key := fmt.Sprintf("container\x00%s\x00%t\x00%q", cfg.Image, cfg.Network, cfg.Mounts)
 		return r.pool.Function(key, &container.Launcher{Config: cfg, Stderr: r.o.Stderr}, r.o.Timeout)
 	}
-	return &container.Function{Config: cfg, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: wire(r.o)}
+	return &container.Function{Config: cfg, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: format}
 }
 
 func (r *Runner) catalogExec(ctx context.Context, res *resolver.Resolution) (fn.Function, error) {
@@ -87,15 +87,15 @@ func (r *Runner) catalogExec(ctx context.Context, res *resolver.Resolution) (fn.
 	if err != nil {
 		return nil, err
 	}
-	return r.execFunction(path, nil, nil, r.serverMode(res)), nil
+	return r.execFunction(path, nil, nil, r.serverMode(res), r.wire(res)), nil
 }
 
-func (r *Runner) execFunction(path string, args, env []string, server bool) fn.Function {
+func (r *Runner) execFunction(path string, args, env []string, server bool, format fn.Format) fn.Function {
 	env = append(append([]string(nil), env...), r.o.Env...)
 	if server && len(args) == 0 {
 		return r.pool.Function("exec\x00"+path, &exec.Launcher{Path: path, Env: env, Stderr: r.o.Stderr}, r.o.Timeout)
 	}
-	return &exec.Function{Path: path, Args: args, Env: env, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: wire(r.o)}
+	return &exec.Function{Path: path, Args: args, Env: env, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: format}
 }
 
 // MaxScriptBytes bounds a starlark script.
@@ -157,7 +157,11 @@ func (r *Runner) starlark(name, script string) fn.Function {
 func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir string) (fn.Function, error) {
 	switch {
 	case e.Starlark != nil && e.Starlark.Script != "":
-		return r.starlark(e.Source, e.Starlark.Script), nil
+		name := e.Starlark.Name
+		if name == "" {
+			name = e.Source
+		}
+		return r.starlark(name, e.Starlark.Script), nil
 	case e.Starlark != nil:
 		p := local(baseDir, e.Starlark.Path)
 		data, err := os.ReadFile(p)
@@ -169,11 +173,7 @@ func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir strin
 		if !r.o.AllowExec {
 			return nil, fmt.Errorf("%w: the function config names the executable %s (%s); running it needs --allow-exec", fn.ErrNotAllowed, e.Exec.Path, e.Source)
 		}
-		f := r.execFunction(local(baseDir, e.Exec.Path), e.Exec.Args, e.Exec.Env, false)
-		if ef, ok := f.(*exec.Function); ok && r.o.ExplicitExecYAML {
-			ef.Format = fn.YAML
-		}
-		return f, nil
+		return r.execFunction(local(baseDir, e.Exec.Path), e.Exec.Args, e.Exec.Env, false, fn.YAML), nil
 	case e.Container != nil:
 		engine, err := r.containerEngine()
 		if err != nil {
@@ -196,7 +196,7 @@ func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir strin
 			}
 			cfg.Mounts = append(cfg.Mounts, mount)
 		}
-		return r.containerFunction(cfg, false), nil
+		return r.containerFunction(cfg, false, fn.YAML), nil
 	}
 	return nil, errors.New("empty runtime")
 }

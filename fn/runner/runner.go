@@ -73,13 +73,11 @@ type Options struct {
 	// Prefer is the order in which the runtimes a version offers are tried when Runtime is not
 	// set; nil means starlark, container, exec (the sandboxed ones first).
 	Prefer []string
-	// Format is the wire format sent to functions; JSON unless set (fn.YAML is 0, so the zero value
-	// is replaced by JSON unless YAMLWire is set).
+	// YAMLWire sends YAML to every function. Without it, a function whose catalog definition
+	// declares spec v2 (whose server mode reads application/json) is sent JSON, which costs less at
+	// both ends; every other function is sent YAML, as kpt and kustomize send it, comments included
+	// (kpt-set setter comments), and some read nothing else.
 	YAMLWire bool
-	// ExplicitExecYAML sends YAML to the executables that a config (or a Kptfile's exec step) names
-	// itself, whatever the wire: they are often line-based tools (sed, shell scripts) written for
-	// kpt, which sends YAML.
-	ExplicitExecYAML bool
 	// NoServerMode runs spec v2 functions one process per call like v1 ones.
 	NoServerMode bool
 	// NoSkip runs idempotent functions even when their input is their remembered output (skip.go).
@@ -120,18 +118,28 @@ func New(o Options) *Runner {
 	r := &Runner{
 		o:       o,
 		store:   &exec.Store{Dir: cache.Exec(), HTTPClient: o.HTTPClient, OCI: o.OCI},
-		pool:    &server.Pool{Format: wire(o)},
+		pool:    &server.Pool{Format: poolWire(o)},
 		schemas: map[string]*schemas.FunctionConfigSchema{},
 		uses:    map[string]int{},
 	}
 	return r
 }
 
-func wire(o Options) fn.Format {
+// poolWire is the format of server-mode calls: only spec v2 functions run as servers.
+func poolWire(o Options) fn.Format {
 	if o.YAMLWire {
 		return fn.YAML
 	}
 	return fn.JSON
+}
+
+// wire is the format a catalog's function is sent: JSON only where the definition says the
+// function reads it (spec v2), unless YAML is asked for.
+func (r *Runner) wire(res *resolver.Resolution) fn.Format {
+	if !r.o.YAMLWire && res.Version.SpecV2() {
+		return fn.JSON
+	}
+	return fn.YAML
 }
 
 // Resolver returns the resolver the runner resolves configs with.
@@ -184,6 +192,16 @@ func (r *Runner) Check(ctx context.Context, cfg *yaml.RNode) (*Checked, []fn.Res
 	res, err := r.o.Resolver.Resolve(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
+	}
+	if e := res.Explicit; e != nil && e.Container != nil {
+		// an image the config names, listed by a trusted catalog with the runtime the user prefers
+		found, err := r.ImageResolution(ctx, e.Container.Image)
+		if err != nil {
+			return nil, nil, err
+		}
+		if found != nil {
+			res = found
+		}
 	}
 	return r.CheckResolved(res, cfg)
 }

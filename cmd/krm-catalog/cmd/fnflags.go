@@ -41,7 +41,6 @@ type fnOptions struct {
 	timeout                 time.Duration
 	runtime                 string
 	yamlWire                bool
-	explicitExecYAML        bool     // not a flag: fn render sets it
 	prefer                  []string // not a flag: fn serve sets it
 	serverMode              string
 	noSkip                  bool
@@ -66,7 +65,7 @@ func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
 	addSizeFlag(fs, &o.starlarkMemory, "starlark-max-memory", starlark.DefaultMaxMemory, "memory limit of the process each starlark function runs in")
 	fs.DurationVar(&o.timeout, "timeout", runner.DefaultTimeout, "time limit for each function call")
 	fs.StringVar(&o.runtime, "runtime", "", "runtime to use when a function offers several: container, exec or starlark (default: starlark, then container, then exec)")
-	fs.BoolVar(&o.yamlWire, "yaml-wire", false, "send ResourceLists to functions as YAML instead of JSON")
+	fs.BoolVar(&o.yamlWire, "yaml-wire", false, "send ResourceLists as YAML also to the functions whose definition declares spec v2 (sent JSON otherwise; every other function is sent YAML, as kpt sends it)")
 	fs.BoolVar(&o.noSkip, "no-skip", false, "run idempotent functions even when their input is the output of an earlier run (docs/skip.md)")
 	fs.StringVar(&o.serverMode, "server-mode", "auto", "run spec v2 functions as reused servers: auto (when a function runs more than once), always, or never")
 }
@@ -191,7 +190,6 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		Runtime:            o.runtime,
 		Prefer:             o.prefer,
 		YAMLWire:           o.yamlWire,
-		ExplicitExecYAML:   o.explicitExecYAML,
 		NoServerMode:       o.serverMode == "never",
 		NoSkip:             o.noSkip,
 		// fn proxy runs one function per process; "always" is for pipelines and benchmarks
@@ -234,4 +232,18 @@ func reportResults(stderr io.Writer, dir string, runs []fn.FunctionResults, runE
 	}
 	fmt.Fprintln(stderr, "results written to", p)
 	return nil
+}
+
+// Tags lists an image repository's tags in its registry (kpt.TagLister), for a Kptfile step whose
+// tag constraint names an image no trusted catalog lists.
+func (l *ociAdapter) Tags(ctx context.Context, repo string) ([]string, error) {
+	a, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := oci.ParseReference(repo)
+	if err != nil {
+		return nil, err
+	}
+	return a.Client.Tags(ctx, ref)
 }

@@ -96,6 +96,8 @@ func (f *function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 		}
 		out, err := f.pool.post(ctx, inst, body)
 		if err == nil {
+			out.SentJSON = f.pool.Format == fn.JSON
+			out.Exited = true
 			return out, nil
 		}
 		var fe *fn.FunctionError

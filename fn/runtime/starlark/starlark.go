@@ -97,11 +97,14 @@ func (o outcome) result(in *fn.ResourceList) (*fn.ResourceList, error) {
 	case o.ScriptError != "":
 		out := &fn.ResourceList{APIVersion: in.APIVersion, Items: in.Items, FunctionConfig: in.FunctionConfig}
 		out.Results = append(append([]fn.Result(nil), in.Results...), fn.Result{Message: o.ScriptError, Severity: fn.SeverityError})
+		// what kpt's starlark function says on standard error when it fails
+		out.Stderr = o.Printed + "failed to evaluate function: error: function failure"
 		return out, nil
 	}
 	out := o.List
 	out.APIVersion, out.FunctionConfig = in.APIVersion, in.FunctionConfig
-	out.Stderr = o.Printed
+	// as kpt's starlark function, which prints each line with a newline between them
+	out.Stderr = strings.TrimSuffix(o.Printed, "\n")
 	return out, nil
 }
 
@@ -156,7 +159,7 @@ func (f *Function) execute(ctx context.Context, in *fn.ResourceList, stderr io.W
 			msg = evalErr.Msg
 			fmt.Fprintln(stderr, evalErr.Backtrace())
 		}
-		return outcome{ScriptError: msg}
+		return outcome{ScriptError: msg, Printed: printed.String()}
 	}
 	out, err := fromStarlarkList(rl, in)
 	if err != nil {

@@ -174,7 +174,7 @@ func TestStarlarkPrintGoesToStderr(t *testing.T) {
 		t.Errorf("stderr = %q", stderr.String())
 	}
 	// and kept for the step's results
-	if out.Stderr != "hello 2\n" {
+	if out.Stderr != "hello 2" {
 		t.Errorf("ResourceList.Stderr = %q", out.Stderr)
 	}
 }

@@ -9,6 +9,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -59,6 +60,9 @@ func engine(args []string) {
 // run runs the stand-in for a function; tag is the image's tag, for the functions whose behaviour
 // changed between the versions the cases name.
 func run(name, tag string) {
+	// every case at kpt's main names the catalog's current functions: latest, or a recent version
+	// a tag constraint chose, which behave alike
+	tag = latest
 	data, err := io.ReadAll(os.Stdin)
 	if err != nil {
 		fail(err)
@@ -69,7 +73,9 @@ func run(name, tag string) {
 	}
 	f, ok := functions[name]
 	if !ok {
-		fail(fmt.Errorf("no stand-in named %q", name))
+		// as docker fails to run an image it cannot pull
+		fmt.Fprintf(os.Stderr, "docker: Error response from daemon: pull access denied for %s\n\nRun 'docker run --help' for more information", name)
+		os.Exit(125)
 	}
 	if err := f(rl, tag); err != nil {
 		fail(err)
@@ -82,7 +88,8 @@ func run(name, tag string) {
 	// a function that reports an error result fails, as the catalog's validators do
 	for _, r := range rl.Results {
 		if r.IsError() {
-			fmt.Fprintln(os.Stderr, "function failure")
+			// the catalog's SDK says this on stderr when a function fails
+			fmt.Fprint(os.Stderr, "failed to evaluate function: error: function failure")
 			os.Exit(1)
 		}
 	}
@@ -94,14 +101,15 @@ func fail(err error) {
 }
 
 var functions = map[string]func(rl *fn.ResourceList, tag string) error{
-	"set-namespace":   setNamespace,
-	"set-labels":      setLabels,
-	"set-annotations": setAnnotations,
-	"no-op":           func(*fn.ResourceList, string) error { return nil },
-	"drop-comments":   dropComments,
-	"gatekeeper":      gatekeeper,
-	"kubeconform":     kubeconform,
-	"search-replace":  searchReplace,
+	"set-namespace":      setNamespace,
+	"set-labels":         setLabels,
+	"set-annotations":    setAnnotations,
+	"no-op":              func(*fn.ResourceList, string) error { return nil },
+	"drop-comments":      dropComments,
+	"gatekeeper":         gatekeeper,
+	"kubeconform":        kubeconform,
+	"search-replace":     searchReplace,
+	"apply-replacements": applyReplacements,
 }
 
 // latest is the tag of the catalog's current functions, which the newest cases name: set-namespace
@@ -125,18 +133,72 @@ func configData(rl *fn.ResourceList) map[string]string {
 
 func setNamespace(rl *fn.ResourceList, tag string) error {
 	ns := configData(rl)["namespace"]
+	// the package context (kpt's kptfile.kpt.dev ConfigMap) names the namespace by the package
+	if cfg := rl.FunctionConfig; cfg != nil && cfg.GetKind() == "ConfigMap" && cfg.GetName() == "kptfile.kpt.dev" {
+		ns = configData(rl)["name"]
+	}
 	if ns == "" {
 		return fmt.Errorf("functionConfig: data.namespace is required")
 	}
+	count := 0
+	old := map[string]string{}
 	for _, it := range rl.Items {
-		if clusterScoped[it.GetKind()] || tag == latest && it.GetKind() == "Kptfile" {
+		// a Namespace is renamed
+		if tag == latest && it.GetKind() == "Namespace" && !localConfig(it) && it.GetName() != ns {
+			old[it.GetName()] = it.GetName()
+			count++
+			if err := it.SetName(ns); err != nil {
+				return err
+			}
 			continue
 		}
+		// the catalog's function leaves local-config resources alone (what kpt live apply skips)
+		if clusterScoped[it.GetKind()] || tag == latest && (it.GetKind() == "Kptfile" || localConfig(it)) {
+			continue
+		}
+		cur := it.GetNamespace()
+		// the catalog's function leaves a kind it does not know alone unless it has a namespace
+		if tag == latest && cur == "" && !namespaced[it.GetKind()] {
+			continue
+		}
+		if cur == "" {
+			cur = "default"
+		}
+		if cur == ns {
+			continue
+		}
+		old[cur] = cur
+		count++
 		if err := it.PipeE(yaml.SetK8sNamespace(ns)); err != nil {
 			return err
 		}
 	}
+	if tag != latest {
+		return nil
+	}
+	// the results the catalog's function reports
+	msg := fmt.Sprintf("all matching namespaces are already %q. no value changed", ns)
+	if count > 0 {
+		msg = fmt.Sprintf("namespace %v updated to %q, %d value(s) changed", sortedKeys(old), ns, count)
+	}
+	rl.Results = append(rl.Results,
+		fn.Result{Message: msg, Severity: fn.SeverityInfo},
+		fn.Result{Message: "all `depends-on` annotations are up-to-date. no `namespace` changed", Severity: fn.SeverityInfo})
 	return nil
+}
+
+// localConfig reports a resource marked config.kubernetes.io/local-config: "true".
+func localConfig(it *yaml.RNode) bool {
+	return it.GetAnnotations()["config.kubernetes.io/local-config"] == "true"
+}
+
+// namespaced are the namespaced kinds the catalog's set-namespace knows.
+var namespaced = map[string]bool{
+	"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true, "Pod": true, "Job": true,
+	"CronJob": true, "Service": true, "ConfigMap": true, "Secret": true, "ServiceAccount": true, "Role": true,
+	"RoleBinding": true, "Ingress": true, "PersistentVolumeClaim": true, "NetworkPolicy": true,
+	"HorizontalPodAutoscaler": true, "PodDisruptionBudget": true, "Endpoints": true, "LimitRange": true,
+	"ResourceQuota": true, "ReplicationController": true,
 }
 
 // workloads have their labels copied into the selector and the pod template, as kustomize's
@@ -149,7 +211,11 @@ func setLabels(rl *fn.ResourceList, tag string) error {
 		return err
 	}
 	keys := sortedKeys(labels)
+	count := 0
 	for _, it := range rl.Items {
+		if tag == latest && localConfig(it) {
+			continue // as the catalog's function: local-config resources are left alone
+		}
 		paths := [][]string{{"metadata", "labels"}}
 		switch {
 		case workloads[it.GetKind()] && tag != latest:
@@ -160,9 +226,7 @@ func setLabels(rl *fn.ResourceList, tag string) error {
 				paths = append(paths, []string{"spec", "template", "metadata", "labels"})
 			}
 		case it.GetKind() == "Service" && tag == latest:
-			if it.Field("spec") != nil && it.Field("spec").Value.Field("selector") != nil {
-				paths = append(paths, []string{"spec", "selector"})
-			}
+			paths = append(paths, []string{"spec", "selector"})
 		}
 		for _, p := range paths {
 			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
@@ -173,8 +237,12 @@ func setLabels(rl *fn.ResourceList, tag string) error {
 				if err := m.PipeE(yaml.SetField(k, yaml.NewStringRNode(labels[k]))); err != nil {
 					return err
 				}
+				count++
 			}
 		}
+	}
+	if tag == latest {
+		rl.Results = append(rl.Results, fn.Result{Message: fmt.Sprintf("set %d labels in total", count), Severity: fn.SeverityInfo})
 	}
 	return nil
 }
@@ -185,6 +253,15 @@ func labelsConfig(rl *fn.ResourceList) (map[string]string, error) {
 	cfg := rl.FunctionConfig
 	switch {
 	case cfg == nil || cfg.IsNilOrEmpty():
+		// the catalog's function reports this, and fails
+		rl.Results = append(rl.Results, fn.Result{Message: "`FunctionConfig` is not given", Severity: fn.SeverityInfo})
+		out, err := rl.Encode(fn.YAML)
+		if err != nil {
+			return nil, err
+		}
+		os.Stdout.Write(out)
+		fmt.Fprint(os.Stderr, "failed to evaluate function: error: function failure")
+		os.Exit(1)
 	case cfg.GetKind() == "ConfigMap":
 		return cfg.GetDataMap(), nil
 	case cfg.GetKind() == "SetLabels":
@@ -213,6 +290,10 @@ func stringMap(n *yaml.RNode, field string) (map[string]string, error) {
 func setAnnotations(rl *fn.ResourceList, _ string) error {
 	anns := configData(rl)
 	keys := sortedKeys(anns)
+	annsJSON, err := json.Marshal(anns)
+	if err != nil {
+		return err
+	}
 	for _, it := range rl.Items {
 		if existing := it.Field("metadata").Value.Field("annotations"); existing != nil {
 			unquote(existing.Value)
@@ -222,6 +303,14 @@ func setAnnotations(rl *fn.ResourceList, _ string) error {
 			paths = append(paths, []string{"spec", "template", "metadata", "annotations"})
 		}
 		for _, p := range paths {
+			// the catalog's function reports each field it set, by file, index and path
+			index, _ := strconv.Atoi(it.GetAnnotations()[kioutil.IndexAnnotation])
+			rl.Results = append(rl.Results, fn.Result{
+				Message: "set annotations: " + string(annsJSON),
+				Field:   &fn.Field{Path: strings.Join(p, ".")},
+				// the catalog's function names the file by its base name (kustomize's resource key)
+				File: &fn.File{Path: path.Base(it.GetAnnotations()[kioutil.PathAnnotation]), Index: index},
+			})
 			m, err := it.Pipe(yaml.LookupCreate(yaml.MappingNode, p...))
 			if err != nil {
 				return err
@@ -233,6 +322,27 @@ func setAnnotations(rl *fn.ResourceList, _ string) error {
 			}
 		}
 	}
+	// one result per file, index and field, as the catalog's function keys them
+	seen := map[string]bool{}
+	results := rl.Results[:0]
+	for _, r := range rl.Results {
+		k := fmt.Sprintf("%s#%d#%s", r.File.Path, r.File.Index, r.Field.Path)
+		if !seen[k] {
+			seen[k] = true
+			results = append(results, r)
+		}
+	}
+	rl.Results = results
+	sort.SliceStable(rl.Results, func(i, j int) bool {
+		a, b := rl.Results[i], rl.Results[j]
+		if a.File.Path != b.File.Path {
+			return a.File.Path < b.File.Path
+		}
+		if a.File.Index != b.File.Index {
+			return a.File.Index < b.File.Index
+		}
+		return a.Field.Path < b.Field.Path
+	})
 	return nil
 }
 
@@ -316,6 +426,11 @@ func gatekeeper(rl *fn.ResourceList, _ string) error {
 				Severity:    severity,
 				ResourceRef: &fn.ResourceRef{APIVersion: cm.GetApiVersion(), Kind: cm.GetKind(), Name: cm.GetName(), Namespace: cm.GetNamespace()},
 			}
+			// the catalog's gatekeeper names the resource's file and index
+			if p := cm.GetAnnotations()[kioutil.PathAnnotation]; p != "" {
+				index, _ := strconv.Atoi(cm.GetAnnotations()[kioutil.IndexAnnotation])
+				r.File = &fn.File{Path: p, Index: index}
+			}
 			rl.Results = append(rl.Results, r)
 		}
 	}
@@ -371,9 +486,72 @@ func searchReplace(rl *fn.ResourceList, _ string) error {
 		}
 		f.YNode().Value = to
 		rl.Results = append(rl.Results, fn.Result{
-			Message: fmt.Sprintf("Mutated field value to %q", to), Severity: fn.SeverityInfo,
-			Field: &fn.Field{Path: path}, File: &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation]},
+			Message: fmt.Sprintf("Mutated field value to %q", to),
+			Field:   &fn.Field{Path: path}, File: &fn.File{Path: it.GetAnnotations()[kioutil.PathAnnotation]},
 		})
 	}
 	return nil
+}
+
+// applyReplacements copies a field of one resource into fields of others, for the replacements
+// whose field paths are dotted names, a key in brackets among them ("data.[a.b/c]").
+func applyReplacements(rl *fn.ResourceList, _ string) error {
+	reps, err := rl.FunctionConfig.Pipe(yaml.Lookup("replacements"))
+	if err != nil || reps == nil {
+		return fmt.Errorf("no replacements: %v", err)
+	}
+	find := func(sel *yaml.RNode) []*yaml.RNode {
+		var out []*yaml.RNode
+		kind, name := yaml.GetValue(sel.Field("kind").Value), ""
+		if f := sel.Field("name"); f != nil {
+			name = yaml.GetValue(f.Value)
+		}
+		for _, it := range rl.Items {
+			if it.GetKind() == kind && (name == "" || it.GetName() == name) {
+				out = append(out, it)
+			}
+		}
+		return out
+	}
+	for _, r := range reps.YNode().Content {
+		rep := yaml.NewRNode(r)
+		src := rep.Field("source").Value
+		from := find(src)
+		if len(from) != 1 {
+			return fmt.Errorf("replacement source matches %d resources", len(from))
+		}
+		v, err := from[0].Pipe(yaml.Lookup(fieldPath(yaml.GetValue(src.Field("fieldPath").Value))...))
+		if err != nil || v == nil {
+			return fmt.Errorf("replacement source field: %v", err)
+		}
+		for _, t := range rep.Field("targets").Value.YNode().Content {
+			target := yaml.NewRNode(t)
+			for _, to := range find(target.Field("select").Value) {
+				for _, fp := range target.Field("fieldPaths").Value.YNode().Content {
+					p := fieldPath(fp.Value)
+					if err := to.PipeE(yaml.LookupCreate(yaml.ScalarNode, p...), yaml.FieldSetter{Value: v.Copy()}); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// fieldPath splits a replacement's field path into its fields.
+func fieldPath(p string) []string {
+	var out []string
+	for p != "" {
+		if strings.HasPrefix(p, "[") {
+			end := strings.Index(p, "]")
+			out = append(out, p[1:end])
+			p = strings.TrimPrefix(p[end+1:], ".")
+			continue
+		}
+		part, rest, _ := strings.Cut(p, ".")
+		out = append(out, part)
+		p = rest
+	}
+	return out
 }

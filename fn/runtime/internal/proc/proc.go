@@ -98,6 +98,8 @@ func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, e
 	list, _, decErr := fn.DecodeResourceList(stdout.Bytes())
 	if decErr == nil {
 		list.Stderr = res.Stderr
+		list.SentJSON = o.Format == fn.JSON
+		list.Exited = runErr == nil
 		res.List = list
 	}
 	if runErr != nil {
