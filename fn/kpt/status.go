@@ -59,6 +59,11 @@ func stepStatus(f Function, image string, fr fn.FunctionResults) StepStatus {
 	return s
 }
 
+// skipped records a step whose condition was false.
+func skipped(f Function) StepStatus {
+	return StepStatus{Name: f.Name, Image: displayImage(f.Image), Exec: f.Exec, Skipped: true}
+}
+
 // notStarted records a step that could not start (not resolved, not fetched, not allowed).
 func notStarted(f Function, image string, err error) StepStatus {
 	return StepStatus{Name: f.Name, Image: image, Exec: f.Exec, ExitCode: 1, ExecutionError: err.Error()}
