@@ -79,6 +79,12 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 			if err := reportResults(stderr, resultsDir, runs, renderErr); err != nil {
 				return err
 			}
+			// each step that ran or failed to start, by the version it resolved to, as kpt prints it
+			for _, st := range append(res.Status.MutationSteps, res.Status.ValidationSteps...) {
+				if st.Image != "" {
+					fmt.Fprintf(stderr, "krm-catalog: step %s: exit code %d\n", st.Image, st.ExitCode)
+				}
+			}
 			if output == "" && !dryRun {
 				// the failure is recorded in the root Kptfile's status, as kpt records it; no
 				// other file changes
