@@ -8,7 +8,9 @@
 #         in a throwaway copy of each function (never in this repository's go.mod)
 #
 #   scripts/catalog-examples.sh            build the functions, run every example, print a table
-#   ONLY=set-labels-simple scripts/...     run one example, keep its work directory
+#   ONLY=set-labels-simple scripts/...     run one example (every run keeps its work directory,
+#                                          $WORK/run/NAME: got/, want/, out, diff)
+#   KRM_CATALOG=/tmp/old scripts/...       measure another krm-catalog build
 #
 # Every Go function is built as a native executable; a trusted catalog lists each function's image
 # with an exec runtime pinned to that executable's sha256, and the executable is placed in the exec
@@ -25,7 +27,12 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
 
 mkdir -p "$WORK/bin" "$WORK/src" "$WORK/sdk" "$WORK/cache/exec"
-(cd "$REPO" && go build -o "$WORK/krm-catalog" ./cmd/krm-catalog)
+# KRM_CATALOG names another build to measure (an older commit's, for a before-and-after figure)
+if [ -n "${KRM_CATALOG:-}" ]; then
+	cp "$KRM_CATALOG" "$WORK/krm-catalog"
+else
+	(cd "$REPO" && go build -o "$WORK/krm-catalog" ./cmd/krm-catalog)
+fi
 
 # the registry and path the examples name the catalog's images under (kpt's e2e adds it to a bare
 # name); read from the examples, not written here
@@ -43,9 +50,10 @@ sdk_at() {
 }
 
 build() {
-	local name=$1 src="$KFC/functions/go/$1" dst="$WORK/src/$1"
+	local name=$1 dst="$WORK/src/$1"
 	[ -x "$WORK/bin/$name" ] && return 0
-	rm -rf "$dst" && cp -r "$src" "$dst"
+	# the whole tree, once: some functions replace others by relative path (../list-setters)
+	[ -d "$WORK/src/.copied" ] || { cp -r "$KFC/functions/go/." "$WORK/src/" && mkdir "$WORK/src/.copied"; }
 	# every kpt-functions-sdk pseudo-version the module pins is taken from the SDK's history
 	grep -Eo 'github.com/GoogleContainerTools/kpt-functions-sdk/go/(fn|api) v0\.0\.0-[0-9]+-[0-9a-f]{12}' "$dst/go.mod" | sort -u |
 		while read -r mod ver; do
@@ -91,7 +99,8 @@ run_example() {
 	local ex=$1 src="$KFC/examples/$1" w="$WORK/run/$1"
 	rm -rf "$w" && mkdir -p "$w"
 	cp -r "$src" "$w/got" && cp -r "$src" "$w/want"
-	rm -rf "$w/got/.expected" "$w/want/.expected"
+	rm -rf "$w/want/.expected"
+	[ -f "$src/.expected/exec.sh" ] || rm -rf "$w/got/.expected"
 	if [ -s "$src/.expected/diff.patch" ]; then
 		(cd "$w/want" && git apply --whitespace=nowarn "$src/.expected/diff.patch") || { echo "patch-fails"; return; }
 	fi
@@ -113,6 +122,36 @@ run_example() {
 		fi
 		printf 'runtime:\n  container:\n    image: %s\n' "$image" >>"$w/fnconfig.yaml"
 		(cd "$w/got" && "$WORK/krm-catalog" fn run . --fn-config "$w/fnconfig.yaml" "${flags[@]}") >"$w/out" 2>&1 || code=$?
+	elif [ -f "$src/.expected/exec.sh" ]; then
+		# an imperative example: its exec.sh, with kpt fn eval --image IMAGE -- k=v... as fn run
+		# (a ConfigMap of the arguments; --image-pull-policy and the like are kpt's own)
+		(cd "$w/got" && KC="$WORK/krm-catalog" CFG="$w/fnconfig.yaml" PREFIX="$PREFIX" bash -c '
+			kpt() {
+				[ "$1 $2" = "fn eval" ] || { echo "not kpt fn eval: $*" >&2; return 2; }
+				shift 2
+				local image="" dir=.
+				while [ $# -gt 0 ] && [ "$1" != -- ]; do
+					case $1 in
+					--image) image=$2; shift ;;
+					--image=*) image=${1#--image=} ;;
+					--image-pull-policy | --results-dir) shift ;;
+					--network) echo "needs the network" >&2; return 3 ;;
+					--mount | --mount=*) echo "needs a container mount" >&2; return 3 ;;
+					-*) ;;
+					*) dir=$1 ;;
+					esac
+					shift
+				done
+				[ "${1:-}" = -- ] && shift
+				case $image in */*) ;; *) image=$PREFIX/$image ;; esac
+				{
+					printf "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\nruntime:\n  container:\n    image: %s\ndata:\n" "$image"
+					for kv in "$@"; do printf "  %s: %s\n" "${kv%%=*}" "$(jq -Rn --arg v "${kv#*=}" "\$v")"; done
+				} >"$CFG"
+				"$KC" fn run "$dir" --fn-config "$CFG" '"${flags[*]}"'
+			}
+			source .expected/exec.sh' ) >"$w/out" 2>&1 || code=$?
+		rm -rf "$w/got/.expected"
 	else
 		(cd "$w/got" && "$WORK/krm-catalog" fn render . "${flags[@]}") >"$w/out" 2>&1 || code=$?
 	fi

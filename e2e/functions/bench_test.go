@@ -170,8 +170,10 @@ func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	fnRun := &command{name: "fn-run", want: "namespace: bench", in: input, argv: append([]string{bins.KrmCatalog}, args...)}
 	version := &command{name: "version", want: "krm-catalog", argv: []string{bins.KrmCatalog, "version"}}
 	fnJSON := &command{name: "fn-json", want: `"namespace":"bench"`, in: jsonInput, argv: []string{bins.Fn["set-namespace"]}}
+	// the same run with YAML on the wire, as every function that does not declare spec v2 is sent it
+	fnRunYAML := &command{name: "fn-run-yaml-wire", want: "namespace: bench", in: input, argv: append(append([]string{bins.KrmCatalog}, args...), "--yaml-wire")}
 	runOnce(&command{want: "namespace: bench", in: input, argv: fnRun.argv}) // fills the cache: downloads are not what is measured
-	all := []*command{bare, fnRun, version, fnJSON}
+	all := []*command{bare, fnRun, version, fnJSON, fnRunYAML}
 	for b.Loop() {
 		for range calls { // interleaved, so that all see the same machine
 			for _, c := range all {
@@ -186,6 +188,7 @@ func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	}
 	b.ReportMetric(float64(fnRun.wall)/float64(bare.wall), "x-overhead")
 	b.ReportMetric(float64(fnRun.cpu)/float64(bare.cpu), "x-overhead-cpu")
+	b.ReportMetric(float64(fnRunYAML.cpu)/float64(bare.cpu), "x-overhead-cpu-yaml-wire")
 }
 
 const starlarkSetNamespace = `
