@@ -99,7 +99,8 @@ run_example() {
 	local ex=$1 src="$KFC/examples/$1" w="$WORK/run/$1"
 	rm -rf "$w" && mkdir -p "$w"
 	cp -r "$src" "$w/got" && cp -r "$src" "$w/want"
-	rm -rf "$w/got/.expected" "$w/want/.expected"
+	rm -rf "$w/want/.expected"
+	[ -f "$src/.expected/exec.sh" ] || rm -rf "$w/got/.expected"
 	if [ -s "$src/.expected/diff.patch" ]; then
 		(cd "$w/want" && git apply --whitespace=nowarn "$src/.expected/diff.patch") || { echo "patch-fails"; return; }
 	fi
@@ -121,6 +122,36 @@ run_example() {
 		fi
 		printf 'runtime:\n  container:\n    image: %s\n' "$image" >>"$w/fnconfig.yaml"
 		(cd "$w/got" && "$WORK/krm-catalog" fn run . --fn-config "$w/fnconfig.yaml" "${flags[@]}") >"$w/out" 2>&1 || code=$?
+	elif [ -f "$src/.expected/exec.sh" ]; then
+		# an imperative example: its exec.sh, with kpt fn eval --image IMAGE -- k=v... as fn run
+		# (a ConfigMap of the arguments; --image-pull-policy and the like are kpt's own)
+		(cd "$w/got" && KC="$WORK/krm-catalog" CFG="$w/fnconfig.yaml" PREFIX="$PREFIX" bash -c '
+			kpt() {
+				[ "$1 $2" = "fn eval" ] || { echo "not kpt fn eval: $*" >&2; return 2; }
+				shift 2
+				local image="" dir=.
+				while [ $# -gt 0 ] && [ "$1" != -- ]; do
+					case $1 in
+					--image) image=$2; shift ;;
+					--image=*) image=${1#--image=} ;;
+					--image-pull-policy | --results-dir) shift ;;
+					--network) echo "needs the network" >&2; return 3 ;;
+					--mount | --mount=*) echo "needs a container mount" >&2; return 3 ;;
+					-*) ;;
+					*) dir=$1 ;;
+					esac
+					shift
+				done
+				[ "${1:-}" = -- ] && shift
+				case $image in */*) ;; *) image=$PREFIX/$image ;; esac
+				{
+					printf "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\nruntime:\n  container:\n    image: %s\ndata:\n" "$image"
+					for kv in "$@"; do printf "  %s: %s\n" "${kv%%=*}" "$(jq -Rn --arg v "${kv#*=}" "\$v")"; done
+				} >"$CFG"
+				"$KC" fn run "$dir" --fn-config "$CFG" '"${flags[*]}"'
+			}
+			source .expected/exec.sh' ) >"$w/out" 2>&1 || code=$?
+		rm -rf "$w/got/.expected"
 	else
 		(cd "$w/got" && "$WORK/krm-catalog" fn render . "${flags[@]}") >"$w/out" 2>&1 || code=$?
 	fi
