@@ -58,7 +58,7 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 	switch output {
 	case "", "stdout":
 	default:
-		return &exitError{code: ExitUsage, err: fmt.Errorf("--output must be stdout, not %q (to render into another directory, copy the package first)", output)}
+		return usageErr(fmt.Errorf("--output must be stdout, not %q (to render into another directory, copy the package first)", output))
 	}
 	stderr := cmd.ErrOrStderr()
 	r, err := o.runner(stderr, "")
