@@ -20,9 +20,6 @@ type Keys struct {
 	Removed []Key `json:"removed"`
 }
 
-// GroupOwner says who owns a group and why.
-type GroupOwner = identity.GroupOwner
-
 func keysPath(publisher string) string {
 	return "/api/v1/publishers/" + url.PathEscape(publisher) + "/keys"
 }
@@ -58,17 +55,5 @@ func (c *Client) AddKey(ctx context.Context, publisher string, signer *sign.Sign
 func (c *Client) ListKeys(ctx context.Context, publisher string) (Keys, error) {
 	var out Keys
 	err := c.do(ctx, http.MethodGet, keysPath(publisher), "", nil, &out)
-	return out, err
-}
-
-// RemoveKey removes one of publisher's keys; the service keeps it in the key history.
-func (c *Client) RemoveKey(ctx context.Context, publisher, fingerprint string) error {
-	return c.do(ctx, http.MethodDelete, keysPath(publisher)+"/"+url.PathEscape(fingerprint), "", nil, nil)
-}
-
-// GroupOwner asks who owns group.
-func (c *Client) GroupOwner(ctx context.Context, group string) (GroupOwner, error) {
-	var out GroupOwner
-	err := c.do(ctx, http.MethodGet, "/api/v1/groups/"+url.PathEscape(group), "", nil, &out)
 	return out, err
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
-	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -43,25 +41,6 @@ func (f Format) ContentType() string {
 		return "application/json"
 	}
 	return "text/yaml"
-}
-
-// FormatOf maps a Content-Type or Accept value to a format. ok is false for media types the spec
-// does not allow; "*/*" and "" mean YAML.
-func FormatOf(mediaType string) (f Format, ok bool) {
-	if strings.TrimSpace(mediaType) == "" {
-		return YAML, true
-	}
-	mt, _, err := mime.ParseMediaType(mediaType)
-	if err != nil {
-		return YAML, false
-	}
-	switch mt {
-	case "application/json":
-		return JSON, true
-	case "text/yaml", "application/yaml", "application/x-yaml", "*/*":
-		return YAML, true
-	}
-	return YAML, false
 }
 
 // ResourceList is a parsed ResourceList. Items keep their yaml.Node trees, so comments, field order

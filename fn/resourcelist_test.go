@@ -135,21 +135,3 @@ func TestDecodeInputStream(t *testing.T) {
 		t.Errorf("stream output lost its shape:\n%s", out)
 	}
 }
-
-func TestFormatOf(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in     string
-		want   Format
-		wantOK bool
-	}{
-		{"", YAML, true}, {"*/*", YAML, true}, {"text/yaml", YAML, true}, {"application/json", JSON, true},
-		{"application/json; charset=utf-8", JSON, true}, {"text/plain", YAML, false}, {"???", YAML, false},
-	}
-	for _, tc := range tests {
-		got, ok := FormatOf(tc.in)
-		if got != tc.want || ok != tc.wantOK {
-			t.Errorf("FormatOf(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.wantOK)
-		}
-	}
-}

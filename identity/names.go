@@ -65,12 +65,6 @@ func ValidateGroup(group string) error {
 	return nil
 }
 
-// Covers reports whether a publisher named name owns group by its name alone: the group is the
-// name, or a subdomain of it (acme.dev covers acme.dev and fn.acme.dev, not notacme.dev).
-func Covers(name, group string) bool {
-	return group == name || strings.HasSuffix(group, "."+name)
-}
-
 // Ancestors returns group and each domain above it, most specific first:
 // fn.acme.dev → fn.acme.dev, acme.dev, dev. Ownership is decided by the first of them that has an
 // owner.

@@ -106,15 +106,6 @@ func IDOf(kind Kind) string {
 	return base + fileOf(kind)
 }
 
-// Source returns the JSON text of a kind's schema, for publishing it.
-func Source(kind Kind) ([]byte, error) {
-	name := fileOf(kind)
-	if name == "" {
-		return nil, fmt.Errorf("no schema for kind %q", kind)
-	}
-	return files.ReadFile(name)
-}
-
 func refuseLoad(url string) (io.ReadCloser, error) {
 	return nil, fmt.Errorf("schema reference %q: only references inside the document are allowed", url)
 }

@@ -19,8 +19,8 @@ func TestEverySchemaCompiles(t *testing.T) {
 		if _, ok := s.compiled[k]; !ok {
 			t.Errorf("no compiled schema for %s", k)
 		}
-		if src, err := Source(k); err != nil || len(src) == 0 {
-			t.Errorf("Source(%s): %v", k, err)
+		if src, err := files.ReadFile(fileOf(k)); err != nil || len(src) == 0 {
+			t.Errorf("the schema file of %s: %v", k, err)
 		}
 	}
 }

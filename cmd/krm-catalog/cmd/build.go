@@ -50,7 +50,7 @@ Composition's catalogs field).`,
 			}
 			kflags, err := k.flags(cmd.Flags(), o.env)
 			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
+				return usageErr(err)
 			}
 			stderr := cmd.ErrOrStderr()
 			p := &preparers{o: &o, stderr: stderr, baseDir: dir, runners: map[string]*runner.Runner{}}
@@ -61,7 +61,7 @@ Composition's catalogs field).`,
 			}
 			if err != nil {
 				if errors.Is(err, kustomize.ErrInvalid) {
-					return &exitError{code: ExitUsage, err: err}
+					return usageErr(err)
 				}
 				return runExit(err)
 			}
@@ -85,7 +85,7 @@ func hasComposition(dir string) bool {
 func buildComposition(cmd *cobra.Command, o *fnOptions, dir, resultsDir string) error {
 	comp, err := composition.Load(dir)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
+		return usageErr(err)
 	}
 	o.catalogs = append(o.catalogs, comp.Catalogs...)
 	stderr := cmd.ErrOrStderr()

@@ -62,7 +62,7 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 				return err
 			}
 			if (failOn == "breaking" && rep.Breaking > 0) || (failOn == "any" && len(rep.Changes) > 0) {
-				return &exitError{code: ExitFindings}
+				return failure(nil)
 			}
 			return nil
 		},

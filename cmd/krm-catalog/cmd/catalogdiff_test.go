@@ -51,7 +51,7 @@ func TestCatalogDiffCommand(t *testing.T) {
 		}
 	})
 	t.Run("json and --fail-on breaking", func(t *testing.T) {
-		out := mustRun(t, ExitFindings, "", "catalog", "diff", "--format", "json", "--fail-on", "breaking", old, newPath)
+		out := mustRun(t, ExitFailure, "", "catalog", "diff", "--format", "json", "--fail-on", "breaking", old, newPath)
 		var rep diff.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("%v\n%s", err, out)

@@ -85,12 +85,7 @@ oci:// catalogs carry signatures.`,
 			}
 			v := viewOf(ref, cat, sigStatus)
 			if format.is("json") {
-				data, err := marshalOutput(v, "json")
-				if err != nil {
-					return err
-				}
-				_, err = cmd.OutOrStdout().Write(data)
-				return err
+				return writeJSON(cmd.OutOrStdout(), v)
 			}
 			return writeCatalogView(cmd.OutOrStdout(), v)
 		},

@@ -14,13 +14,6 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn/runtime/starlark"
 )
 
-// Exit codes, shared by every command.
-const (
-	ExitOK       = 0
-	ExitFindings = 1 // the input has errors
-	ExitUsage    = 2 // bad usage, or input that could not be read
-)
-
 // ServeSandbox serves a starlark sandbox when this process was started as one: the commands that
 // run starlark functions start the program that runs them (os.Executable) that way, so a test
 // binary that calls Main must call this first in its TestMain.
@@ -36,21 +29,6 @@ type IO struct {
 	In       io.Reader
 	Out, Err io.Writer
 }
-
-// exitError carries an exit code out of a command. A nil err means the command already said why.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
 
 // Main runs the command line and returns the process exit code.
 func Main(ctx context.Context, args []string, streams IO) int {

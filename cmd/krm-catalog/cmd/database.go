@@ -55,12 +55,12 @@ func (f *databaseFlags) withStore(cmd *cobra.Command, streams IO, fn func(contex
 	logger, _ := newLogger(streams, "text")
 	database, err := f.open(ctx, logger)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
+		return usageErr(err)
 	}
 	defer database.Close(context.WithoutCancel(ctx))
 	st, err := store.Open(ctx, database.URL)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
+		return usageErr(err)
 	}
 	defer st.Close()
 	return fn(ctx, st)

@@ -138,7 +138,7 @@ func (o *fnOptions) resolver(oa *ociAdapter, extraTrusted ...string) (*resolver.
 		OCI:      oa,
 	})
 	if err != nil {
-		return nil, &exitError{code: ExitUsage, err: err}
+		return nil, usageErr(err)
 	}
 	return r, nil
 }
@@ -148,19 +148,19 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 	switch o.runtime {
 	case "", "container", "exec", "starlark":
 	default:
-		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--runtime must be container, exec or starlark, not %q", o.runtime)}
+		return nil, usageErr(fmt.Errorf("--runtime must be container, exec or starlark, not %q", o.runtime))
 	}
 	if o.containerPids <= 0 {
-		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--container-pids-limit must be above 0, not %d", o.containerPids)}
+		return nil, usageErr(fmt.Errorf("--container-pids-limit must be above 0, not %d", o.containerPids))
 	}
 	switch o.serverMode {
 	case "", "auto", "always", "never":
 	default:
-		return nil, &exitError{code: ExitUsage, err: fmt.Errorf("--server-mode must be auto, always or never, not %q", o.serverMode)}
+		return nil, usageErr(fmt.Errorf("--server-mode must be auto, always or never, not %q", o.serverMode))
 	}
 	env, err := runner.ParseEnv(o.env, os.LookupEnv)
 	if err != nil {
-		return nil, &exitError{code: ExitUsage, err: err}
+		return nil, usageErr(err)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -207,11 +207,10 @@ func runExit(err error) error {
 	if errors.As(err, &ee) {
 		return err
 	}
-	code := ExitFindings
 	if errors.Is(err, resolver.ErrUntrustedCatalog) || errors.Is(err, resolver.ErrInvalidReference) || errors.Is(err, fn.ErrNotAllowed) {
-		code = ExitUsage
+		return usageErr(err)
 	}
-	return &exitError{code: code, err: err}
+	return failure(err)
 }
 
 // reportResults writes results for people on stderr and, with a results directory, to

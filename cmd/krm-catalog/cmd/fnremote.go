@@ -25,7 +25,7 @@ func fnProxyRemote(ctx context.Context, cmd *cobra.Command, addr, image string, 
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(len(data)+defaultMaxMessage)))
 	if err != nil {
-		return &exitError{code: ExitUsage, err: fmt.Errorf("--evaluator: %w", err)}
+		return usageErr(fmt.Errorf("--evaluator: %w", err))
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(ctx, timeout)

@@ -62,7 +62,7 @@ written), 2 for usage errors such as an untrusted catalog or a missing --allow-e
 
 func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, resultsDir, output string, dryRun bool) error {
 	if output != "" && dryRun {
-		return &exitError{code: ExitUsage, err: fmt.Errorf("--output and --dry-run: choose one")}
+		return usageErr(errors.New("--output and --dry-run: choose one"))
 	}
 	stderr := cmd.ErrOrStderr()
 	r, err := o.runner(stderr, "")

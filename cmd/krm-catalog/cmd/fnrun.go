@@ -91,11 +91,11 @@ func fnRun(ctx context.Context, cmd *cobra.Command, o *fnOptions, targetPath str
 // invokeExit makes input that could not be read a usage error.
 func invokeExit(err error) error {
 	if errors.Is(err, invoke.ErrNoFunction) {
-		return &exitError{code: ExitUsage, err: fmt.Errorf("%w: give --fn-config FILE", err)}
+		return usageErr(fmt.Errorf("%w: give --fn-config FILE", err))
 	}
 	var ie *invoke.InputError
 	if errors.As(err, &ie) {
-		return &exitError{code: ExitUsage, err: err}
+		return usageErr(err)
 	}
 	return err
 }
@@ -134,7 +134,7 @@ uses its warm functions.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if evaluator != "" || image != "" {
 				if evaluator == "" || image == "" {
-					return &exitError{code: ExitUsage, err: errors.New("--evaluator and --image go together")}
+					return usageErr(errors.New("--evaluator and --image go together"))
 				}
 				return runExit(fnProxyRemote(cmd.Context(), cmd, evaluator, image, o.timeout))
 			}

@@ -303,8 +303,8 @@ func TestFunctionFailurePrintedOnce(t *testing.T) {
 			args = append(args, "--results-dir", results)
 			var stdout, stderr bytes.Buffer
 			code := cmd.Main(context.Background(), args, cmd.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
-			if code != cmd.ExitFindings {
-				t.Errorf("exit status %d, want %d; stderr:\n%s", code, cmd.ExitFindings, stderr.String())
+			if code != cmd.ExitFailure {
+				t.Errorf("exit status %d, want %d; stderr:\n%s", code, cmd.ExitFailure, stderr.String())
 			}
 			if n := strings.Count(stderr.String(), message); n != 1 {
 				t.Errorf("standard error says %q %d times, want once:\n%s", message, n, stderr.String())

@@ -87,16 +87,16 @@ SIGINT or SIGTERM reports NOT_SERVING, lets calls in flight finish (--shutdown-g
 func fnServe(ctx context.Context, cmd *cobra.Command, o *fnOptions, s *fnServeOptions) error {
 	logger, err := newLeveledLogger(IO{Err: cmd.ErrOrStderr()}, s.logFormat, s.logLevel)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
+		return usageErr(err)
 	}
 	var creds credentials.TransportCredentials
 	switch {
 	case s.tlsCert != "" && s.tlsKey != "":
 		if creds, err = credentials.NewServerTLSFromFile(s.tlsCert, s.tlsKey); err != nil {
-			return &exitError{code: ExitUsage, err: fmt.Errorf("--tls-cert/--tls-key: %w", err)}
+			return usageErr(fmt.Errorf("--tls-cert/--tls-key: %w", err))
 		}
 	case s.tlsCert != "" || s.tlsKey != "":
-		return &exitError{code: ExitUsage, err: errors.New("--tls-cert and --tls-key go together")}
+		return usageErr(errors.New("--tls-cert and --tls-key go together"))
 	}
 	o.noSkip = true
 	o.prefer = []string{"exec", "starlark", "container"}
@@ -131,13 +131,13 @@ func fnServe(ctx context.Context, cmd *cobra.Command, o *fnOptions, s *fnServeOp
 
 	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: fmt.Errorf("--addr: %w", err)}
+		return usageErr(fmt.Errorf("--addr: %w", err))
 	}
 	if s.metricsAddr != "" {
 		mln, err := net.Listen("tcp", s.metricsAddr)
 		if err != nil {
 			ln.Close()
-			return &exitError{code: ExitUsage, err: fmt.Errorf("--metrics-addr: %w", err)}
+			return usageErr(fmt.Errorf("--metrics-addr: %w", err))
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

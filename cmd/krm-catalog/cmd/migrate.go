@@ -30,22 +30,22 @@ step back: "down" reverts the last migration.`,
 				run = migrations.Down
 			case "version":
 			default:
-				return &exitError{code: ExitUsage, err: fmt.Errorf("migrate takes up, down or version, not %q", args[0])}
+				return usageErr(fmt.Errorf("migrate takes up, down or version, not %q", args[0]))
 			}
 			logger, _ := newLogger(streams, "text")
 			database, err := servicedb.Open(ctx, db.url, db.dataDir, logger)
 			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
+				return usageErr(err)
 			}
 			defer database.Close(context.WithoutCancel(ctx))
 			if run != nil {
 				if err := run(ctx, database.URL); err != nil {
-					return &exitError{code: ExitUsage, err: err}
+					return usageErr(err)
 				}
 			}
 			st, err := migrations.Version(ctx, database.URL)
 			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
+				return usageErr(err)
 			}
 			dirty := ""
 			if st.Dirty {

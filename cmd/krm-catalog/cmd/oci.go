@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -106,15 +105,6 @@ func loadKeys(paths []string) ([]sign.PublicKey, error) {
 	return keys, nil
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-func usageErr(err error) error { return &exitError{code: ExitUsage, err: err} }
-
 // opErr turns a failed registry operation into an exit code: a bad reference is a usage error,
 // anything else (network, not found, a digest or signature that does not check out) is a failure.
 func opErr(err error) error {
@@ -125,5 +115,5 @@ func opErr(err error) error {
 	if errors.As(err, &ee) {
 		return err
 	}
-	return &exitError{code: ExitFindings, err: err}
+	return failure(err)
 }

@@ -144,7 +144,7 @@ func TestOCIInterop(t *testing.T) {
 				ref := reg.Host + "/interop/foreign:v1"
 				mustCLI(t, src, oras, "push", "--plain-http", "--artifact-type", "application/vnd.example.other", ref, "catalog.yaml")
 				code, _, stderr := run(t, "", "pull", "-o", filepath.Join(work, "foreign"), ref)
-				if code != ExitFindings || !strings.Contains(stderr, `"application/vnd.example.other"`) {
+				if code != ExitFailure || !strings.Contains(stderr, `"application/vnd.example.other"`) {
 					t.Errorf("pull of a foreign artifact: exit %d, %s", code, stderr)
 				}
 			})
@@ -184,7 +184,7 @@ func TestOCIInterop(t *testing.T) {
 					mustCLI(t, work, tc.bin, append(args, pinned)...)
 
 					mustRun(t, ExitOK, "", "verify", "--key", pub, "--require-signatures", "oci://"+ref)
-					mustRun(t, ExitFindings, "", "verify", "--key", otherPub, "--require-signatures", "oci://"+ref)
+					mustRun(t, ExitFailure, "", "verify", "--key", otherPub, "--require-signatures", "oci://"+ref)
 					mustRun(t, ExitOK, "", "pull", "--key", pub, "-o", filepath.Join(work, "cosign-"+tc.name), ref)
 					discovered := mustRun(t, ExitOK, "", "discover", "--key", pub, pinned)
 					if !strings.Contains(discovered, tc.format+"  verified by "+pub) {

@@ -113,8 +113,8 @@ func TestPushPullRefusals(t *testing.T) {
 		wantCode   int
 		wantStderr string
 	}{
-		{"invalid catalog is not pushed", []string{"push", reg.Host + "/bad:v1", "../../../catalog/testdata/invalid/16-semver-tag-without-sha256.yaml"}, ExitFindings, "does not validate; not pushed"},
-		{"so it is not there", []string{"pull", "-o", dir, reg.Host + "/bad:v1"}, ExitFindings, "not found"},
+		{"invalid catalog is not pushed", []string{"push", reg.Host + "/bad:v1", "../../../catalog/testdata/invalid/16-semver-tag-without-sha256.yaml"}, ExitFailure, "does not validate; not pushed"},
+		{"so it is not there", []string{"pull", "-o", dir, reg.Host + "/bad:v1"}, ExitFailure, "not found"},
 		{"a ResourceList is not an artifact", []string{"push", reg.Host + "/rl:v1", "../../../catalog/testdata/valid/12-resource-list.yaml"}, ExitUsage, "is a ResourceList"},
 		{"exec without platforms", []string{"push", "--type", "exec", reg.Host + "/x:v1", bin}, ExitUsage, "--platform os/arch=PATH"},
 		{"platforms without exec", []string{"push", "--platform", "linux/amd64=" + bin, reg.Host + "/x:v1", "../../../examples/catalog.yaml"}, ExitUsage, "--platform is for --type exec"},
@@ -176,7 +176,7 @@ func TestSignAttachDiscoverCommands(t *testing.T) {
 			mustRun(t, ExitOK, "", "sign", "--key", key, cat)
 			mustRun(t, ExitOK, "", "pull", "--key", pub, "-o", filepath.Join(dir, "signed"), cat)
 			code, _, stderr := run(t, "", "pull", "--key", otherPub, "-o", filepath.Join(dir, "wrong"), cat)
-			if code != ExitFindings || !strings.Contains(stderr, "no signature by a trusted key") {
+			if code != ExitFailure || !strings.Contains(stderr, "no signature by a trusted key") {
 				t.Errorf("pull with the wrong key: exit %d, %s", code, stderr)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "wrong", "catalog.yaml")); err == nil {
@@ -195,10 +195,10 @@ func TestLoginLogoutCommands(t *testing.T) {
 	dir := ociEnv(t)
 	reg := registrytest.DistributionWithAuth(t, "ci", "s3cret")
 	ref := reg.Host + "/private/catalog:v1"
-	if code, _, stderr := run(t, "", "push", ref, "../../../examples/catalog.yaml"); code != ExitFindings || !strings.Contains(stderr, "credential") {
+	if code, _, stderr := run(t, "", "push", ref, "../../../examples/catalog.yaml"); code != ExitFailure || !strings.Contains(stderr, "credential") {
 		t.Errorf("anonymous push: exit %d, %s", code, stderr)
 	}
-	if code, _, _ := run(t, "wrong\n", "login", "-u", "ci", "--password-stdin", reg.Host); code != ExitFindings {
+	if code, _, _ := run(t, "wrong\n", "login", "-u", "ci", "--password-stdin", reg.Host); code != ExitFailure {
 		t.Errorf("login with a wrong password: exit %d", code)
 	}
 	if code, _, stderr := run(t, "", "login", "-u", "ci", reg.Host); code != ExitUsage || !strings.Contains(stderr, "--password-stdin") {
@@ -211,7 +211,7 @@ func TestLoginLogoutCommands(t *testing.T) {
 	}
 	mustRun(t, ExitOK, "", "push", ref, "../../../examples/catalog.yaml")
 	mustRun(t, ExitOK, "", "logout", reg.Host)
-	if code, _, _ := run(t, "", "pull", "-o", dir, ref); code != ExitFindings {
+	if code, _, _ := run(t, "", "pull", "-o", dir, ref); code != ExitFailure {
 		t.Errorf("pull after logout: exit %d, want a failure", code)
 	}
 }
@@ -252,15 +252,15 @@ spec:
 
 	mustRun(t, ExitOK, "", "verify", good)
 	mustRun(t, ExitOK, "", "verify", "--offline", "../../../examples")
-	text := mustRun(t, ExitFindings, "", "verify", bad)
+	text := mustRun(t, ExitFailure, "", "verify", bad)
 	if !strings.Contains(text, "bad.yaml:21:19: error: the document records sha256 aaaa") {
 		t.Errorf("text report:\n%s", text)
 	}
-	mustRun(t, ExitFindings, "", "verify", "--key", pub, "--require-signatures", good)
+	mustRun(t, ExitFailure, "", "verify", "--key", pub, "--require-signatures", good)
 	mustRun(t, ExitOK, "", "verify", "--key", pub, good) // a missing signature is a warning
 
 	// The results report is a ResourceList that validate accepts.
-	results := mustRun(t, ExitFindings, "", "verify", "--format", "results", bad)
+	results := mustRun(t, ExitFailure, "", "verify", "--format", "results", bad)
 	if !strings.Contains(results, "kind: ResourceList") || !strings.Contains(results, "severity: error") {
 		t.Errorf("results report:\n%s", results)
 	}
@@ -269,13 +269,13 @@ spec:
 	var junit struct {
 		Failures int `xml:"failures,attr"`
 	}
-	if err := xml.Unmarshal([]byte(mustRun(t, ExitFindings, "", "verify", "--format", "junit", bad)), &junit); err != nil || junit.Failures != 1 {
+	if err := xml.Unmarshal([]byte(mustRun(t, ExitFailure, "", "verify", "--format", "junit", bad)), &junit); err != nil || junit.Failures != 1 {
 		t.Errorf("junit: %d failures, %v", junit.Failures, err)
 	}
 	var report struct {
 		Summary struct{ Errors, Artifacts int }
 	}
-	if err := json.Unmarshal([]byte(mustRun(t, ExitFindings, "", "verify", "--format", "json", bad)), &report); err != nil || report.Summary.Errors != 1 || report.Summary.Artifacts != 1 {
+	if err := json.Unmarshal([]byte(mustRun(t, ExitFailure, "", "verify", "--format", "json", bad)), &report); err != nil || report.Summary.Errors != 1 || report.Summary.Artifacts != 1 {
 		t.Errorf("json summary %+v, %v", report.Summary, err)
 	}
 
@@ -310,16 +310,16 @@ func TestRegistryCommandsTimeOut(t *testing.T) {
 		args  []string
 		code  int
 	}{
-		{"push", "", []string{"push", ref, "../../../examples/catalog.yaml"}, ExitFindings},
-		{"pull", "", []string{"pull", "-o", filepath.Join(dir, "out"), ref}, ExitFindings},
-		{"sign", "", []string{"sign", "--key", key, ref}, ExitFindings},
-		{"discover", "", []string{"discover", ref}, ExitFindings},
+		{"push", "", []string{"push", ref, "../../../examples/catalog.yaml"}, ExitFailure},
+		{"pull", "", []string{"pull", "-o", filepath.Join(dir, "out"), ref}, ExitFailure},
+		{"sign", "", []string{"sign", "--key", key, ref}, ExitFailure},
+		{"discover", "", []string{"discover", ref}, ExitFailure},
 		// verify's input could not be read: 2, as for a missing file.
 		{"verify", "", []string{"verify", "oci://" + ref}, ExitUsage},
-		{"login", "secret\n", []string{"login", "-u", "ci", "--password-stdin", host}, ExitFindings},
+		{"login", "secret\n", []string{"login", "-u", "ci", "--password-stdin", host}, ExitFailure},
 		// mirror's source could not be read: 2, as for a missing file.
 		{"mirror", "", []string{"mirror", "oci://" + ref, host + "/mirror"}, ExitUsage},
-		{"resolve from an oci:// catalog", "", []string{"resolve", "--catalog", "oci://" + ref, "--trusted-catalog", "oci://" + ref, "example.com/v1", "SetNamespace"}, ExitFindings},
+		{"resolve from an oci:// catalog", "", []string{"resolve", "--catalog", "oci://" + ref, "--trusted-catalog", "oci://" + ref, "example.com/v1", "SetNamespace"}, ExitFailure},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

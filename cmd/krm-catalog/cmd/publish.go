@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -41,11 +40,11 @@ byte for byte.`,
 				token = os.Getenv("KRM_CATALOG_TOKEN")
 			}
 			if token == "" {
-				return &exitError{code: ExitUsage, err: errors.New("no token: pass --token or set KRM_CATALOG_TOKEN (krm-catalog token create prints one)")}
+				return usageErr(errors.New("no token: pass --token or set KRM_CATALOG_TOKEN (krm-catalog token create prints one)"))
 			}
 			data, err := os.ReadFile(args[0])
 			if err != nil {
-				return &exitError{code: ExitUsage, err: fmt.Errorf("read %s: %w", args[0], err)}
+				return usageErr(fmt.Errorf("read %s: %w", args[0], err))
 			}
 			v, err := catalog.NewValidator()
 			if err != nil {
@@ -54,14 +53,14 @@ byte for byte.`,
 			doc, findings, err := v.ReadPublishable(args[0], data)
 			if findings.HasErrors() {
 				_ = catalog.WriteText(cmd.ErrOrStderr(), findings)
-				return &exitError{code: ExitFindings, err: errors.New("not published: the file has errors")}
+				return failure(errors.New("not published: the file has errors"))
 			}
 			if err != nil {
 				return usageErr(fmt.Errorf("publish takes one catalog or definition per file: %w", err))
 			}
 			client, err := tokenClient(serverURL, token, allowHTTP)
 			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
+				return usageErr(err)
 			}
 			var res apiclient.Published
 			if cat := doc.Catalog; cat != nil {
@@ -69,7 +68,7 @@ byte for byte.`,
 					version = cat.Labels[versionLabel]
 				}
 				if version == "" {
-					return &exitError{code: ExitUsage, err: fmt.Errorf("no version: pass --version or set the %s label", versionLabel)}
+					return usageErr(fmt.Errorf("no version: pass --version or set the %s label", versionLabel))
 				}
 				res, err = client.PublishCatalog(cmd.Context(), cat.Name, version, data)
 			} else {
@@ -81,15 +80,13 @@ byte for byte.`,
 				for _, d := range apiErr.Details {
 					fmt.Fprintf(cmd.ErrOrStderr(), "%s:%d:%d: %s: %s (at %s)\n", args[0], d.Line, d.Column, d.Severity, d.Message, d.Path)
 				}
-				return &exitError{code: ExitFindings, err: fmt.Errorf("not published: %w", err)}
+				return failure(fmt.Errorf("not published: %w", err))
 			}
 			if err != nil {
-				return &exitError{code: ExitUsage, err: fmt.Errorf("publish %s: %w", args[0], err)}
+				return usageErr(fmt.Errorf("publish %s: %w", args[0], err))
 			}
 			if format.is("json") {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(res)
+				return writeJSON(cmd.OutOrStdout(), res)
 			}
 			what := "unchanged (already published with the same bytes)"
 			if res.Created {

@@ -52,7 +52,7 @@ Granting a group the migration reported as a conflict resolves it.`,
 			return db.withStore(cmd, streams, func(ctx context.Context, st *store.Store) error {
 				g, created, err := st.GrantGroup(ctx, args[0], publisher, reason)
 				if err != nil {
-					return &exitError{code: ExitFindings, err: err}
+					return failure(err)
 				}
 				out := cmd.OutOrStdout()
 				if !created {
@@ -92,7 +92,7 @@ kinds a publisher added under a grant that was revoked.`,
 			return db.withStore(cmd, streams, func(ctx context.Context, st *store.Store) error {
 				publisher, err := st.RetireFunction(ctx, args[0], args[1], reason)
 				if err != nil {
-					return &exitError{code: ExitFindings, err: err}
+					return failure(err)
 				}
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "retired function %s/%s of %s\n", args[0], args[1], publisher)
 				return err
@@ -116,7 +116,7 @@ func newPublisherRevokeCmd(streams IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return db.withStore(cmd, streams, func(ctx context.Context, st *store.Store) error {
 				if err := st.RevokeGroup(ctx, args[0], publisher); err != nil {
-					return &exitError{code: ExitFindings, err: err}
+					return failure(err)
 				}
 				_, err := fmt.Fprintf(cmd.OutOrStdout(), "revoked the grant of group %s to %s\n", args[0], publisher)
 				return err

@@ -18,7 +18,7 @@ func TestPullMaxSize(t *testing.T) {
 	mustRun(t, ExitOK, "", "push", ref, "../../../examples/catalog.yaml")
 	out := filepath.Join(dir, "out")
 	code, _, stderr := run(t, "", "pull", "--max-size", "16KiB", "-o", out, ref)
-	if code != ExitFindings || !strings.Contains(stderr, "artifact too large: the pull may write 16384 bytes (--max-size)") {
+	if code != ExitFailure || !strings.Contains(stderr, "artifact too large: the pull may write 16384 bytes (--max-size)") {
 		t.Fatalf("exit %d, stderr %s; want the cap named", code, stderr)
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {

@@ -131,7 +131,7 @@ func checkDocument(cmd *cobra.Command, opts *oci.PushOptions, file string, data 
 	doc, findings, err := v.ReadPublishable(file, data)
 	if findings.HasErrors() {
 		catalog.WriteText(cmd.ErrOrStderr(), findings)
-		return &exitError{code: ExitFindings, err: fmt.Errorf("%s does not validate; not pushed", file)}
+		return failure(fmt.Errorf("%s does not validate; not pushed", file))
 	}
 	if err != nil {
 		return usageErr(fmt.Errorf("push takes a catalog or definition, or a file with --type starlark|exec: %w", err))

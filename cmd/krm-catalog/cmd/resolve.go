@@ -1,13 +1,11 @@
 package cmd
 
 import (
-	"encoding/json"
 	"runtime"
 
 	"github.com/spf13/cobra"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
-	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/resolver"
 )
 
@@ -74,23 +72,6 @@ catalog the search does not reach is never fetched.`,
 	cmd.ValidArgsFunction = completeFunctionArgs(&o)
 	format = addFormatFlag(cmd, "yaml", "json")
 	return cmd
-}
-
-// marshalOutput renders v as indented JSON, or as YAML with the same field names (the catalog types
-// carry JSON tags only).
-func marshalOutput(v any, format string) ([]byte, error) {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	if format == "json" {
-		return append(data, '\n'), nil
-	}
-	n, err := fn.DecodeJSONNode(data)
-	if err != nil {
-		return nil, err
-	}
-	return fn.EncodeYAML(n)
 }
 
 func describeResolution(res *resolver.Resolution) resolved {

@@ -51,7 +51,7 @@ publishers, each word as a prefix; --runtime, --tag (repeatable: all must be pre
 				return usageErr(fmt.Errorf("search: %w", err))
 			}
 			if err != nil {
-				return &exitError{code: ExitFindings, err: fmt.Errorf("search: %w", err)}
+				return failure(fmt.Errorf("search: %w", err))
 			}
 			if format.is("json") {
 				return writeJSON(cmd.OutOrStdout(), res)

@@ -48,11 +48,11 @@ the cluster.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLeveledLogger(streams, logFormat, logLevel)
 			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
+				return usageErr(err)
 			}
 			reg, err := registryClient(registry, plainHTTP)
 			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
+				return usageErr(err)
 			}
 			return serve(cmd.Context(), logger, db, addr, maxBody, cacheSize, reg, registry, deadlines)
 		},
@@ -125,12 +125,12 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 	// Listen first: a taken port should fail before a database is started for nothing.
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: fmt.Errorf("listen on %s: %w", addr, err)}
+		return usageErr(fmt.Errorf("listen on %s: %w", addr, err))
 	}
 	defer ln.Close()
 	db, err := dbFlags.open(ctx, logger)
 	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
+		return usageErr(err)
 	}
 	defer func() {
 		if err := db.Close(context.WithoutCancel(ctx)); err != nil {
@@ -139,7 +139,7 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 	}()
 	st, err := store.OpenWith(ctx, db.URL, dbFlags.storeOptions())
 	if err != nil {
-		return &exitError{code: ExitUsage, err: err}
+		return usageErr(err)
 	}
 	defer st.Close()
 	// migration 0006 reports, rather than guesses, groups whose owner it could not tell

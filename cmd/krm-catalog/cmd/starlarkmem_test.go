@@ -21,8 +21,8 @@ func TestStarlarkMemoryBound(t *testing.T) {
 		wantCode     int
 		want         string
 	}{
-		{"doubling", "s = \"a\"\nfor i in range(40):\n  s = s + s", ExitFindings, "memory bound of 128 MiB (raise it with --starlark-max-memory)"},
-		{"repetition", "x = [0] * (1 << 28)", ExitFindings, "memory bound of 128 MiB (raise it with --starlark-max-memory)"},
+		{"doubling", "s = \"a\"\nfor i in range(40):\n  s = s + s", ExitFailure, "memory bound of 128 MiB (raise it with --starlark-max-memory)"},
+		{"repetition", "x = [0] * (1 << 28)", ExitFailure, "memory bound of 128 MiB (raise it with --starlark-max-memory)"},
 		{"under the bound", "x = [0] * (1 << 20)\nprint(\"made\", len(x))\nctx.resource_list[\"items\"].append({\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"made\"}})", ExitOK, "made 1048576"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

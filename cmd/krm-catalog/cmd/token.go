@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"text/tabwriter"
@@ -35,7 +34,7 @@ func newTokenCmd(streams IO) *cobra.Command {
 			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
 				token, info, err := st.CreateToken(ctx, publisher, description)
 				if err != nil {
-					return &exitError{code: ExitUsage, err: err}
+					return usageErr(err)
 				}
 				out := cmd.OutOrStdout()
 				fmt.Fprintf(out, "created token %d for publisher %s; it is shown only now:\n", info.ID, info.Publisher)
@@ -61,9 +60,7 @@ func newTokenCmd(streams IO) *cobra.Command {
 					if tokens == nil {
 						tokens = []store.Token{}
 					}
-					enc := json.NewEncoder(cmd.OutOrStdout())
-					enc.SetIndent("", "  ")
-					return enc.Encode(tokens)
+					return writeJSON(cmd.OutOrStdout(), tokens)
 				}
 				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tHINT\tCREATED\tLAST USED\tSTATE\tDESCRIPTION")
@@ -85,11 +82,11 @@ func newTokenCmd(streams IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := strconv.ParseInt(args[0], 10, 64)
 			if err != nil {
-				return &exitError{code: ExitUsage, err: fmt.Errorf("token ID %q is not a number", args[0])}
+				return usageErr(fmt.Errorf("token ID %q is not a number", args[0]))
 			}
 			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
 				if err := st.RevokeToken(ctx, publisher, id); err != nil {
-					return &exitError{code: ExitFindings, err: err}
+					return failure(err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "revoked token %d of publisher %s\n", id, publisher)
 				return nil

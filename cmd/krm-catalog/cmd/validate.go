@@ -37,7 +37,7 @@ not be read or the command was used wrongly.`,
 			}
 			v, err := catalog.NewValidator()
 			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
+				return usageErr(err)
 			}
 			inputs, readErr := catalog.ReadInputs(args, cmd.InOrStdin())
 			findings := v.ValidateInputs(inputs, catalog.Options{})
@@ -64,11 +64,11 @@ not be read or the command was used wrongly.`,
 			}
 			switch {
 			case err != nil:
-				return &exitError{code: ExitUsage, err: fmt.Errorf("write report: %w", err)}
+				return usageErr(fmt.Errorf("write report: %w", err))
 			case readErr != nil:
-				return &exitError{code: ExitUsage, err: readErr}
+				return usageErr(readErr)
 			case findings.HasErrors():
-				return &exitError{code: ExitFindings}
+				return failure(nil)
 			}
 			return nil
 		},

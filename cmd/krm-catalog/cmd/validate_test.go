@@ -56,9 +56,9 @@ func TestValidateGolden(t *testing.T) {
 		args     []string
 		wantCode int
 	}{
-		{"validate-text", []string{"validate", "testdata/validate/mixed.yaml"}, ExitFindings},
-		{"validate-json", []string{"validate", "--format", "json", "testdata/validate/mixed.yaml"}, ExitFindings},
-		{"validate-strict", []string{"validate", "--strict", "testdata/validate/mixed.yaml"}, ExitFindings},
+		{"validate-text", []string{"validate", "testdata/validate/mixed.yaml"}, ExitFailure},
+		{"validate-json", []string{"validate", "--format", "json", "testdata/validate/mixed.yaml"}, ExitFailure},
+		{"validate-strict", []string{"validate", "--strict", "testdata/validate/mixed.yaml"}, ExitFailure},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,8 +83,8 @@ func TestValidateExitCodes(t *testing.T) {
 	}{
 		{"examples are valid", "", []string{"validate", "--strict", "../../../examples"}, ExitOK, "0 errors, 0 warnings"},
 		{"other kinds in a directory are skipped quietly", "", []string{"validate", "../../../examples"}, ExitOK, "documents of other kinds skipped; -v lists them"},
-		{"stdin", "kind: Nope\n", []string{"validate", "-"}, ExitFindings, "1 error"},
-		{"empty stdin", "", []string{"validate", "-"}, ExitFindings, "1 error"},
+		{"stdin", "kind: Nope\n", []string{"validate", "-"}, ExitFailure, "1 error"},
+		{"empty stdin", "", []string{"validate", "-"}, ExitFailure, "1 error"},
 		{"missing file", "", []string{"validate", "does-not-exist.yaml"}, ExitUsage, "read does-not-exist.yaml: no such file or directory"},
 		{"no arguments", "", []string{"validate"}, ExitUsage, "requires at least 1 arg"},
 		{"bad output format", "", []string{"validate", "--format", "xml", "-"}, ExitUsage, "--format must be text or json"},
@@ -127,8 +127,8 @@ func TestValidateInvalidCorpus(t *testing.T) {
 				t.Fatal(err)
 			}
 			code, stdout, stderr := run(t, "", "validate", f)
-			if code != ExitFindings {
-				t.Fatalf("exit %d, want %d; %s", code, ExitFindings, stderr)
+			if code != ExitFailure {
+				t.Fatalf("exit %d, want %d; %s", code, ExitFailure, stderr)
 			}
 			for _, m := range want.FindAllStringSubmatch(string(data), -1) {
 				line, pointer := m[1], m[2]

@@ -72,7 +72,7 @@ or the command was used wrongly.`,
 			case readErr != nil:
 				return usageErr(readErr)
 			case rep.Findings().HasErrors():
-				return &exitError{code: ExitFindings}
+				return failure(nil)
 			}
 			return nil
 		},

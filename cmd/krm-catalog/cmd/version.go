@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -53,9 +52,7 @@ func newVersionCmd() *cobra.Command {
 			}
 			switch format.value {
 			case "json":
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(v)
+				return writeJSON(cmd.OutOrStdout(), v)
 			case "text":
 				s := fmt.Sprintf("krm-catalog %s (%s, %s", v.Version, v.GoVersion, v.Platform)
 				if v.Commit != "" {
