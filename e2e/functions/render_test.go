@@ -85,6 +85,12 @@ func TestRenderResolvesStepsByKindThroughTrustedCatalog(t *testing.T) {
 		t.Errorf("db/service.yaml (-want +got):\n%s", d)
 	}
 	after := snapshot(t, pkg)
+	// the root Kptfile records the render in its status, as kpt's does; nothing else of it changes
+	kf, status, _ := strings.Cut(after["Kptfile"], "status:\n")
+	if !strings.Contains(status, "reason: RenderSuccess") || !strings.Contains(status, "- name: set-namespace.yaml\n        exitCode: 0") {
+		t.Errorf("Kptfile status does not record the render:\n%s", after["Kptfile"])
+	}
+	after["Kptfile"] = kf
 	for _, f := range []string{"Kptfile", "set-namespace.yaml", "set-labels.yaml", "require-limits.yaml", "db/Kptfile", "db/tier.yaml"} {
 		if before[f] != after[f] {
 			t.Errorf("%s (local-config) changed:\n%s", f, after[f])

@@ -54,6 +54,9 @@ type Function struct {
 	// Tag is a version or semver constraint for Image (kpt's `tag`): resolved against the versions
 	// the trusted catalogs list for the image, pinned by digest, else against the registry's tags.
 	Tag string `yaml:"tag"`
+	// Condition is a CEL expression over `resources` (the resources the step would be given, as
+	// maps): the step runs only when it yields true, and is recorded as skipped otherwise.
+	Condition string `yaml:"condition"`
 	// ConfigPath is a file of the package holding the functionConfig; ConfigMap the data of a
 	// ConfigMap functionConfig. With neither Image nor Exec, ConfigPath's apiVersion and kind name the
 	// function, resolved through the catalogs.
@@ -91,7 +94,7 @@ func (f Function) Label() string {
 // stepFields are the fields of a kpt.dev/v1 pipeline step. A field render does not know (kpt's
 // newer `condition`, say) is an error: silently running a step the author meant to be conditional
 // would change the package in a way nobody asked for.
-var stepFields = []string{"name", "image", "tag", "exec", "configPath", "configMap", "selectors", "exclude"}
+var stepFields = []string{"name", "image", "tag", "exec", "configPath", "configMap", "selectors", "exclude", "condition"}
 
 // pipelineFields and selectorFields are the fields of a kpt.dev/v1 pipeline and selector; any other
 // is an error for the same reason. A selector field render ignored (an old kpt's packagePath, say)
@@ -215,6 +218,11 @@ func (f Function) check() error {
 		return errors.New("a step needs image, exec, or a configPath whose kind a catalog resolves")
 	case f.ConfigPath != "" && len(f.ConfigMap) > 0:
 		return errors.New("configPath and configMap are mutually exclusive")
+	}
+	if f.Condition != "" {
+		if _, err := compileCondition(f.Condition); err != nil {
+			return err
+		}
 	}
 	return nil
 }

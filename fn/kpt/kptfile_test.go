@@ -2,6 +2,7 @@ package kpt
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,9 @@ pipeline:
 		{name: "nothing to run", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  validators:\n  - configMap: {a: b}\n", wantErr: "needs image, exec, or a configPath"},
 		{name: "configPath and configMap", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {configPath: a.yaml, configMap: {a: b}}\n", wantErr: "mutually exclusive"},
 		{name: "unknown pipeline field", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  early-mutators:\n  - {image: a}\n", wantErr: "pipeline: field(s) early-mutators not supported"},
-		{name: "unknown step field", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {image: a, condition: \"x\"}\n", wantErr: "condition not supported"},
+		{name: "unknown step field", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {image: a, entrypoint: \"x\"}\n", wantErr: "entrypoint not supported"},
+		{name: "condition not CEL over resources", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {image: a, condition: \"x\"}\n", wantErr: "invalid step condition \"x\""},
+		{name: "tag without image", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {exec: a, tag: \"~1\"}\n", wantErr: "tag needs an image"},
 		{name: "unknown selector field", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {image: a, selectors: [{packagePath: ./db}]}\n", wantErr: "selectors[0]: field(s) packagePath not supported"},
 		{name: "unknown exclusion field", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - {image: a, exclude: [{kind: A, path: x}]}\n", wantErr: "exclude[0]: field(s) path not supported"},
 		{name: "pipeline not a mapping", in: "apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline: [a]\n", wantErr: "pipeline"},
@@ -156,15 +159,21 @@ func TestIsStarlarkImage(t *testing.T) {
 
 // FuzzParseKptfile: a Kptfile is outside input; parsing must fail cleanly, never panic.
 func FuzzParseKptfile(f *testing.F) {
-	seeds, _ := filepath.Glob(filepath.Join("testdata", "conformance", "*", "pkg", "Kptfile"))
-	more, _ := filepath.Glob(filepath.Join("testdata", "conformance", "*", "*", "pkg", "Kptfile"))
-	for _, p := range append(seeds, more...) {
+	var seeds []string
+	_ = filepath.WalkDir(filepath.Join("testdata", "fn-render"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "Kptfile" {
+			seeds = append(seeds, p)
+		}
+		return nil
+	})
+	for _, p := range seeds {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)
 		}
 	}
 	f.Add([]byte("apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline: [1, 2]\n"))
 	f.Add([]byte("apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators: {a: b}\n"))
+	f.Add([]byte("apiVersion: kpt.dev/v1\nkind: Kptfile\npipeline:\n  mutators:\n  - image: a/b\n    tag: ~1.2\n    condition: resources.exists(r, r.kind == 'A')\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		kf, err := ParseKptfile(data)
 		if err == nil {

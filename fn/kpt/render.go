@@ -691,6 +691,14 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 		seen, rest := f.partition(input)
+		if run, err := f.runs(seen); err != nil || !run {
+			if err != nil {
+				res.Status.MutationSteps = append(res.Status.MutationSteps, notStarted(f, displayImage(f.Image), err))
+				return input, fmt.Errorf("%s: %s: %w", n.kptfilePath(), f.Label(), err)
+			}
+			res.Status.MutationSteps = append(res.Status.MutationSteps, skipped(f))
+			continue
+		}
 		out, runs, err := fn.Run(ctx, []fn.Step{s}, seen)
 		res.Runs = append(res.Runs, runs...)
 		res.Status.MutationSteps = append(res.Status.MutationSteps, ranStatus(f, runs, err))
@@ -706,6 +714,14 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 		seen, _ := f.partition(input)
+		if run, err := f.runs(seen); err != nil || !run {
+			if err != nil {
+				res.Status.ValidationSteps = append(res.Status.ValidationSteps, notStarted(f, displayImage(f.Image), err))
+				return input, fmt.Errorf("%s: %s: %w", n.kptfilePath(), f.Label(), err)
+			}
+			res.Status.ValidationSteps = append(res.Status.ValidationSteps, skipped(f))
+			continue
+		}
 		// a validator checks the package's resources, not its own functionConfig (as kpt)
 		own := ""
 		if f.ConfigPath != "" {

@@ -50,7 +50,7 @@ type Condition struct {
 
 // stepStatus records a step that ran: its function results as the runner returned them.
 func stepStatus(f Function, image string, fr fn.FunctionResults) StepStatus {
-	s := StepStatus{Name: f.Name, Image: image, Exec: f.Exec, Stderr: fr.Stderr, ExitCode: fr.ExitCode, Results: fr.Results}
+	s := StepStatus{Name: stepName(f), Image: image, Exec: f.Exec, Stderr: fr.Stderr, ExitCode: fr.ExitCode, Results: fr.Results}
 	for _, r := range fr.Results {
 		if r.IsError() {
 			s.ErrorResults = append(s.ErrorResults, r)
@@ -59,9 +59,23 @@ func stepStatus(f Function, image string, fr fn.FunctionResults) StepStatus {
 	return s
 }
 
+// stepName is the name a step is recorded by: its own, or for a step named by its config's kind
+// alone (no image, no exec), its configPath.
+func stepName(f Function) string {
+	if f.Name == "" && f.Image == "" && f.Exec == "" {
+		return f.ConfigPath
+	}
+	return f.Name
+}
+
+// skipped records a step whose condition was false.
+func skipped(f Function) StepStatus {
+	return StepStatus{Name: stepName(f), Image: displayImage(f.Image), Exec: f.Exec, Skipped: true}
+}
+
 // notStarted records a step that could not start (not resolved, not fetched, not allowed).
 func notStarted(f Function, image string, err error) StepStatus {
-	return StepStatus{Name: f.Name, Image: image, Exec: f.Exec, ExitCode: 1, ExecutionError: err.Error()}
+	return StepStatus{Name: stepName(f), Image: image, Exec: f.Exec, ExitCode: 1, ExecutionError: err.Error()}
 }
 
 // RejectLast records that the output of the last step that ran was refused (a path leaving the

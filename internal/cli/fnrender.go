@@ -13,6 +13,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/invoke"
 	"github.com/krm-catalog/krm-catalog/fn/kpt"
+	"github.com/krm-catalog/krm-catalog/resolver"
 )
 
 func newFnRenderCmd() *cobra.Command {
@@ -79,7 +80,16 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 			if err := reportResults(stderr, resultsDir, runs, renderErr); err != nil {
 				return err
 			}
-			if output == "" && !dryRun {
+			// each step that ran or failed to start, by the version it resolved to, as kpt prints it
+			for _, st := range append(res.Status.MutationSteps, res.Status.ValidationSteps...) {
+				if st.Image != "" {
+					fmt.Fprintf(stderr, "krm-catalog: step %s: exit code %d\n", st.Image, st.ExitCode)
+				}
+			}
+			// a catalog the user did not trust is a refusal before anything is decided: nothing at
+			// all is written
+			refused := errors.Is(renderErr, resolver.ErrUntrustedCatalog) || errors.Is(renderErr, resolver.ErrInvalidReference)
+			if output == "" && !dryRun && !refused {
 				// the failure is recorded in the root Kptfile's status, as kpt records it; no
 				// other file changes
 				if err := writeStatus(res, renderErr); err != nil {
