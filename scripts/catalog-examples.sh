@@ -15,9 +15,10 @@
 # Every Go function is built as a native executable; a trusted catalog lists each function's image
 # with an exec runtime pinned to that executable's sha256, and the executable is placed in the exec
 # cache under that digest, so `--runtime exec` runs it with nothing fetched. Declarative examples
-# (a Kptfile pipeline) run `fn render`; `testType: eval` ones run `fn run` with the image's config
-# as `kpt fn eval` builds it. An example needing the network, a TypeScript function, or marked
-# `skip` is reported as such and not counted.
+# (a Kptfile pipeline) run `fn render`; `testType: eval` ones, and the `kpt fn eval` lines of an
+# `.expected/exec.sh`, run `fn run` with the config `kpt fn eval` builds. An example needing the
+# network, a container mount (its files at a path inside the container), a TypeScript function,
+# or marked `skip` is reported as such and not counted. Needs bash, git, go and jq.
 set -euo pipefail
 
 KFC=${KFC:?set KFC to a checkout of kptdev/krm-functions-catalog}
@@ -171,6 +172,16 @@ for src in "$KFC"/examples/*/; do
 	cfg="$src/.expected/config.yaml"
 	if [ "$ex" = _template ]; then continue; fi
 	if [ -f "$cfg" ] && grep -Eq '^skip: *true' "$cfg"; then printf '%-50s %s\n' "$ex" "skipped (marked skip)"; continue; fi
-	if [ -f "$cfg" ] && grep -Eq '^network: *true' "$cfg"; then printf '%-50s %s\n' "$ex" "skipped (network)"; continue; fi
+	if [ -f "$cfg" ] && grep -Eq '^network: *true' "$cfg" || grep -qs -- '--network' "$src/.expected/exec.sh"; then
+		printf '%-50s %s\n' "$ex" "skipped (network)"
+		continue
+	fi
+	if grep -qs -- '--mount' "$src/.expected/exec.sh"; then printf '%-50s %s\n' "$ex" "skipped (a container mount)"; continue; fi
+	ts=""
+	for t in "$KFC"/functions/ts/*/; do
+		t=$(basename "$t")
+		grep -Eqs "(/|image: *)$t:" "$src/Kptfile" "$cfg" "$src/.expected/exec.sh" && ts=$t
+	done
+	if [ -n "$ts" ]; then printf '%-50s %s\n' "$ex" "skipped (TypeScript function $ts)"; continue; fi
 	printf '%-50s %s\n' "$ex" "$(run_example "$ex")"
 done
