@@ -128,3 +128,35 @@ func TestRenderResolvesTagConstraints(t *testing.T) {
 		})
 	}
 }
+
+// A failed render names the version each step resolved to, as kpt prints it.
+func TestRenderPrintsResolvedVersionsOnFailure(t *testing.T) {
+	t.Parallel()
+	pkg := t.TempDir()
+	catalog, err := filepath.Abs(filepath.Join("testdata", "catalog.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kptfile := "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n" +
+		"    - image: example.com/kptdev/krm-functions-catalog/set-namespace\n      tag: ~0.4\n      configMap:\n        namespace: staging\n" +
+		"    - image: example.com/kptdev/krm-functions-catalog/dne\n      configMap:\n        a: b\n"
+	for name, c := range map[string]string{"Kptfile": kptfile, "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"} {
+		if err := os.WriteFile(filepath.Join(pkg, name), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"fn", "render", pkg, "--catalog", catalog, "--trusted-catalog", catalog, "--cache-dir", filepath.Join(t.TempDir(), "cache")}
+	code := cli.Main(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+	if code == 0 {
+		t.Fatalf("exit 0, want a failure:\n%s", stderr.String())
+	}
+	for _, want := range []string{
+		"step example.com/kptdev/krm-functions-catalog/set-namespace:v0.4.5@sha256:",
+		"step example.com/kptdev/krm-functions-catalog/dne:latest: exit code 125",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+		}
+	}
+}
