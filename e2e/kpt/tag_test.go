@@ -147,7 +147,7 @@ func TestRenderPrintsResolvedVersionsOnFailure(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	args := []string{"fn", "render", pkg, "--catalog", catalog, "--trusted-catalog", catalog, "--cache-dir", filepath.Join(t.TempDir(), "cache")}
-	code := cli.Main(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+	code := cmd.Main(context.Background(), args, cmd.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
 	if code == 0 {
 		t.Fatalf("exit 0, want a failure:\n%s", stderr.String())
 	}
