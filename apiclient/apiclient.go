@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/krm-catalog/krm-catalog/internal/loopback"
 )
 
 // Client talks to one krm-catalog service.
@@ -71,22 +73,13 @@ func New(baseURL, token string, httpClient *http.Client, opts ...Option) (*Clien
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if token != "" && u.Scheme == "http" && !isLoopback(u.Hostname()) && !o.cleartextToken {
+	if token != "" && u.Scheme == "http" && !loopback.Is(u.Host) && !o.cleartextToken {
 		return nil, fmt.Errorf("%w to %s: use https://, or allow plain HTTP explicitly", ErrCleartextToken, u.Redacted())
 	}
 	if httpClient == nil {
 		httpClient = NewHTTPClient()
 	}
 	return &Client{base: u, token: token, http: httpClient, wait: waitContext}, nil
-}
-
-// isLoopback reports whether host names this machine: localhost or a loopback address.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Error is an error response of the API.

@@ -3,6 +3,7 @@ package resolver
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
@@ -13,8 +14,9 @@ import (
 // catalogs (and the built-in one) are searched, in order, and the first match wins; untrusted ones
 // are passed over without being fetched, since an image, unlike a kind, is not a request to use a
 // catalog. What runs is the version the catalog lists, so a match by tag runs what the catalog
-// pinned, whatever the tag points at now. No match is ErrNotFound.
-func (r *Resolver) ResolveImage(ctx context.Context, image string) (*Resolution, error) {
+// pinned, whatever the tag points at now. With a runtime kind, only versions that offer it match.
+// No match is ErrNotFound.
+func (r *Resolver) ResolveImage(ctx context.Context, image, kind string) (*Resolution, error) {
 	want, err := catalog.ParseImage(image)
 	if err != nil {
 		return nil, fmt.Errorf("resolve image: %w", err)
@@ -35,7 +37,7 @@ func (r *Resolver) ResolveImage(ctx context.Context, image string) (*Resolution,
 		}
 		for _, f := range cat.Functions {
 			for _, v := range f.Versions {
-				if c := v.Runtime.Container; c != nil && imageMatches(*c, want) {
+				if c := v.Runtime.Container; c != nil && imageMatches(*c, want) && (kind == "" || slices.Contains(v.Runtime.Kinds(), kind)) {
 					return &Resolution{
 						APIVersion: f.APIVersion(v), Kind: f.Kind,
 						Catalog: ref.Raw, CatalogName: cat.Name, Builtin: builtin,

@@ -54,7 +54,7 @@ spec:
 		{"registry.example.com/fns/other@" + digestOf("fns/otherv1"), ""},                                                      // only an untrusted catalog lists it
 	}
 	for _, tc := range tests {
-		res, err := r.ResolveImage(context.Background(), tc.image)
+		res, err := r.ResolveImage(context.Background(), tc.image, "")
 		switch {
 		case tc.want == "" && !errors.Is(err, ErrNotFound):
 			t.Errorf("%s: %v, %v; want ErrNotFound", tc.image, res, err)
@@ -64,7 +64,14 @@ spec:
 			t.Errorf("%s: %s %s %s from %s, want %s", tc.image, res.APIVersion, res.Kind, res.Version.Name, res.Catalog, tc.want)
 		}
 	}
-	if _, err := r.ResolveImage(context.Background(), "Not An Image"); err == nil || errors.Is(err, ErrNotFound) {
+	// with a runtime kind, only versions that offer it match
+	if res, err := r.ResolveImage(context.Background(), "registry.example.com/fns/set-namespace:v1.0.0", "container"); err != nil || res.Version.Name != "v1" {
+		t.Errorf("kind container: %v, %v", res, err)
+	}
+	if _, err := r.ResolveImage(context.Background(), "registry.example.com/fns/set-namespace:v1.0.0", "exec"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("kind exec of a container-only version: %v, want ErrNotFound", err)
+	}
+	if _, err := r.ResolveImage(context.Background(), "Not An Image", ""); err == nil || errors.Is(err, ErrNotFound) {
 		t.Errorf("a malformed image: %v, want a parse error", err)
 	}
 }

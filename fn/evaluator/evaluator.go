@@ -27,7 +27,7 @@ import (
 
 // Resolver finds the function a trusted catalog lists for an image.
 type Resolver interface {
-	ResolveImage(ctx context.Context, image string) (*resolver.Resolution, error)
+	ResolveImage(ctx context.Context, image, kind string) (*resolver.Resolution, error)
 }
 
 // Runner turns a resolution into a runnable step; *runner.Runner is one.
@@ -186,7 +186,7 @@ func (s *Server) resolve(ctx context.Context, image string, cfg *yaml.RNode, c *
 		c.function, c.cached = functionLabel(res), true
 		return res, nil
 	}
-	res, err := s.o.Resolver.ResolveImage(ctx, image)
+	res, err := s.o.Resolver.ResolveImage(ctx, image, "")
 	switch {
 	case err == nil:
 		s.mu.Lock()

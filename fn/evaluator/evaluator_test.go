@@ -38,7 +38,7 @@ func (f runFunc) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList
 // catalogs lists one image.
 type catalogs struct{}
 
-func (catalogs) ResolveImage(_ context.Context, img string) (*resolver.Resolution, error) {
+func (catalogs) ResolveImage(_ context.Context, img, _ string) (*resolver.Resolution, error) {
 	if img != image {
 		return nil, fmt.Errorf("resolve image %s: %w", img, resolver.ErrNotFound)
 	}

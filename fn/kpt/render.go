@@ -784,7 +784,7 @@ func displayImage(image string) string {
 	if image == "" {
 		return ""
 	}
-	if _, tag, digest := runner.SplitImage(image); tag == "" && digest == "" {
+	if ref, err := catalog.ParseImage(image); err == nil && ref.Tag == "" && ref.Digest == "" {
 		return image + ":latest"
 	}
 	return image

@@ -9,7 +9,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/krm-catalog/krm-catalog/fn/runner"
+	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/resolver"
 )
 
@@ -37,7 +37,11 @@ type taggedImage struct {
 // digest, without asking a registry. Only when no trusted catalog lists the repository at all are
 // the registry's tags listed (tags may be nil: then that is an error).
 func resolveTag(ctx context.Context, r *resolver.Resolver, tags TagLister, image, tag string) (*taggedImage, error) {
-	repo, _, _ := runner.SplitImage(image)
+	ref, err := catalog.ParseImage(image)
+	if err != nil {
+		return nil, err
+	}
+	repo := ref.Name
 	if _, err := semver.NewVersion(tag); err == nil {
 		return &taggedImage{Image: repo + ":" + tag}, nil
 	}
@@ -113,11 +117,15 @@ func catalogVersions(ctx context.Context, r *resolver.Resolver, repo string) ([]
 				if c == nil {
 					continue
 				}
-				crepo, ctag, digest := runner.SplitImage(c.Image)
+				cref, err := catalog.ParseImage(c.Image)
+				if err != nil {
+					continue
+				}
+				ctag, digest := cref.Tag, strings.TrimPrefix(cref.Digest, "sha256:")
 				if c.SHA256 != "" {
 					digest = c.SHA256
 				}
-				if crepo != repo || ctag == "" || digest == "" {
+				if cref.Name != repo || ctag == "" || digest == "" {
 					continue
 				}
 				cv := &catalogVersion{tag: ctag, digest: digest, res: &resolver.Resolution{
