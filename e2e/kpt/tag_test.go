@@ -61,6 +61,7 @@ func TestRenderResolvesTagConstraints(t *testing.T) {
 		{name: "the step's own tag is replaced", image: listed + ":0.9.0", tag: "1.1.0 - 1.2.0", wantImage: listed + ":1.2.0@sha256:" + digestOf("1.2.0")},
 		{name: "no catalog version matches: the registry is not asked", image: listed, tag: "~2.0", wantErr: "the trusted catalogs list 1.1.0, 1.2.0, 1.2.7, 1.3.0"},
 		{name: "an image no catalog lists falls back to the registry's tags", image: unlisted, tag: "~1.2", wantErr: "list tags of " + unlisted},
+		{name: "a short name is the repository the catalog lists by it", image: "set-namespace", tag: "~1.2", wantImage: listed + ":1.2.7@sha256:" + digestOf("1.2.7")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -261,3 +261,12 @@ func ConfigStrings(cfg *yaml.RNode, field string) ([]string, bool) {
 	}
 	return nil, false
 }
+
+// LocalConfigAnnotation marks a resource that configures the package (a function's config, the
+// Kptfile's companions) and is not to be applied: mutators leave it alone, as kpt's do.
+const LocalConfigAnnotation = "config.kubernetes.io/local-config"
+
+// IsLocalConfig reports whether a resource is local configuration (LocalConfigAnnotation "true").
+func IsLocalConfig(n *yaml.RNode) bool {
+	return n.GetAnnotations()[LocalConfigAnnotation] == "true"
+}

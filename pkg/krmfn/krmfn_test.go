@@ -207,3 +207,20 @@ func TestServeUntilCancelled(t *testing.T) {
 		t.Fatal("the server did not stop when its context ended")
 	}
 }
+
+func TestIsLocalConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		doc  string
+		want bool
+	}{
+		{"kind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n", true},
+		{"kind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/local-config: \"false\"\n", false},
+		{"kind: ConfigMap\nmetadata:\n  name: a\n", false},
+	}
+	for _, tc := range tests {
+		if got := IsLocalConfig(yaml.MustParse(tc.doc)); got != tc.want {
+			t.Errorf("IsLocalConfig(%q) = %v, want %v", tc.doc, got, tc.want)
+		}
+	}
+}

@@ -1,4 +1,5 @@
-// Command set-labels is an example KRM function: it adds labels to every resource.
+// Command set-labels is an example KRM function: it adds labels to every resource that is not
+// local config.
 //
 // functionConfig: {apiVersion: fn.example.com/v1, kind: SetLabels, labels: {KEY: VALUE}}, or a
 // ConfigMap whose data are the labels.
@@ -27,6 +28,9 @@ func setLabels(rl *krmfn.ResourceList) error {
 	}
 	sort.Strings(keys) // new labels in a stable order
 	for _, it := range rl.Items {
+		if krmfn.IsLocalConfig(it) {
+			continue // a function's input (the Kptfile, configs), left alone as kpt's catalog functions leave it
+		}
 		for _, k := range keys {
 			if err := it.PipeE(yaml.SetLabel(k, labels[k])); err != nil {
 				return err

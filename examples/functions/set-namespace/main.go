@@ -1,5 +1,6 @@
 // Command set-namespace is an example KRM function: it sets metadata.namespace on every namespaced
-// resource, and the namespace of ServiceAccount subjects in RoleBindings and ClusterRoleBindings.
+// resource that is not local config, and the namespace of ServiceAccount subjects in RoleBindings
+// and ClusterRoleBindings.
 //
 // functionConfig: {apiVersion: fn.example.com/v1, kind: SetNamespace, namespace: NAME}, or a
 // ConfigMap with data.namespace.
@@ -34,6 +35,9 @@ func setNamespace(rl *krmfn.ResourceList) error {
 		return errors.New("functionConfig must set namespace")
 	}
 	for _, it := range rl.Items {
+		if krmfn.IsLocalConfig(it) {
+			continue // a function's input (the Kptfile, configs), left alone as kpt's catalog functions leave it
+		}
 		kind := it.GetKind()
 		if !clusterScoped(kind) {
 			if err := it.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata"), yaml.SetField("namespace", yaml.NewStringRNode(ns))); err != nil {
