@@ -354,6 +354,15 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, r
 			return "", nil, err
 		}
 		r.cfg = cfg
+		if r.f.Image != "" {
+			full, err := expandShort(ctx, o.Runner.Resolver(), r.f.Image)
+			if err != nil {
+				err = fmt.Errorf("%s: %s: %w", r.n.kptfilePath(), r.f.Label(), err)
+				failed(r, nil, err)
+				return "", nil, err
+			}
+			r.f.Image, r.pos.Image = full, full
+		}
 		if r.f.Tag != "" {
 			// a tag constraint resolves first; the status then names the version that ran
 			ti, err := resolveTag(ctx, o.Runner.Resolver(), o.Tags, r.f.Image, r.f.Tag)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -142,4 +143,49 @@ func versionList(vs []*catalogVersion) string {
 	}
 	slices.Sort(tags)
 	return strings.Join(slices.Compact(tags), ", ")
+}
+
+// expandShort resolves an image named without a registry or path (set-labels:latest) to the
+// repository a trusted catalog lists by that name, keeping the tag or digest: kpt expands such a
+// name to its own function registry, krm-catalog to what the catalogs the user trusts list. With
+// no catalog listing the name the image is returned as written (the engine decides where it comes
+// from); with two repositories of that name, which one is meant is unclear, and that is an error.
+func expandShort(ctx context.Context, r *resolver.Resolver, image string) (string, error) {
+	repo, _, _ := runner.SplitImage(image)
+	if repo == "" || strings.Contains(repo, "/") || r == nil {
+		return image, nil
+	}
+	found := map[string]bool{}
+	for _, ref := range r.Refs() {
+		cat, err := r.Load(ctx, ref.Raw)
+		if errors.Is(err, resolver.ErrUntrustedCatalog) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("look for image %s in the catalogs: %w", image, err)
+		}
+		for _, f := range cat.Functions {
+			for _, v := range f.Versions {
+				if c := v.Runtime.Container; c != nil {
+					if crepo, _, _ := runner.SplitImage(c.Image); path.Base(crepo) == repo {
+						found[crepo] = true
+					}
+				}
+			}
+		}
+	}
+	switch len(found) {
+	case 0:
+		return image, nil
+	case 1:
+		for full := range found {
+			return full + strings.TrimPrefix(image, repo), nil
+		}
+	}
+	names := make([]string, 0, len(found))
+	for full := range found {
+		names = append(names, full)
+	}
+	slices.Sort(names)
+	return "", fmt.Errorf("image %s: the trusted catalogs list %s: name one", image, strings.Join(names, " and "))
 }

@@ -61,6 +61,7 @@ func TestRenderResolvesTagConstraints(t *testing.T) {
 		{name: "the step's own tag is replaced", image: listed + ":0.9.0", tag: "1.1.0 - 1.2.0", wantImage: listed + ":1.2.0@sha256:" + digestOf("1.2.0")},
 		{name: "no catalog version matches: the registry is not asked", image: listed, tag: "~2.0", wantErr: "the trusted catalogs list 1.1.0, 1.2.0, 1.2.7, 1.3.0"},
 		{name: "an image no catalog lists falls back to the registry's tags", image: unlisted, tag: "~1.2", wantErr: "list tags of " + unlisted},
+		{name: "a short name is the repository the catalog lists by it", image: "set-namespace", tag: "~1.2", wantImage: listed + ":1.2.7@sha256:" + digestOf("1.2.7")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -126,5 +127,37 @@ func TestRenderResolvesTagConstraints(t *testing.T) {
 				t.Errorf("the step did not run:\n%s", cm)
 			}
 		})
+	}
+}
+
+// A failed render names the version each step resolved to, as kpt prints it.
+func TestRenderPrintsResolvedVersionsOnFailure(t *testing.T) {
+	t.Parallel()
+	pkg := t.TempDir()
+	catalog, err := filepath.Abs(filepath.Join("testdata", "catalog.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kptfile := "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n" +
+		"    - image: example.com/kptdev/krm-functions-catalog/set-namespace\n      tag: ~0.4\n      configMap:\n        namespace: staging\n" +
+		"    - image: example.com/kptdev/krm-functions-catalog/dne\n      configMap:\n        a: b\n"
+	for name, c := range map[string]string{"Kptfile": kptfile, "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n"} {
+		if err := os.WriteFile(filepath.Join(pkg, name), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"fn", "render", pkg, "--catalog", catalog, "--trusted-catalog", catalog, "--cache-dir", filepath.Join(t.TempDir(), "cache")}
+	code := cli.Main(context.Background(), args, cli.IO{In: strings.NewReader(""), Out: &stdout, Err: &stderr})
+	if code == 0 {
+		t.Fatalf("exit 0, want a failure:\n%s", stderr.String())
+	}
+	for _, want := range []string{
+		"step example.com/kptdev/krm-functions-catalog/set-namespace:v0.4.5@sha256:",
+		"step example.com/kptdev/krm-functions-catalog/dne:latest: exit code 125",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+		}
 	}
 }
