@@ -135,3 +135,30 @@ func TestDecodeInputStream(t *testing.T) {
 		t.Errorf("stream output lost its shape:\n%s", out)
 	}
 }
+
+// TestDecodeResultsShapes: results as a list (the specification), and in the shape older SDKs
+// (kyaml v0.10's framework) write, a named list whose items kpt lifts out.
+func TestDecodeResultsShapes(t *testing.T) {
+	t.Parallel()
+	want := []Result{{Message: "set field value to \"3\"", Severity: SeverityInfo}, {Message: "no severity"}}
+	for name, results := range map[string]string{
+		"list":           "results:\n- message: set field value to \"3\"\n  severity: info\n- message: no severity\n",
+		"named list":     "results:\n  name: apply-setters\n  items:\n  - message: set field value to \"3\"\n    severity: info\n  - message: no severity\n",
+		"named, no list": "results:\n  name: apply-setters\n",
+	} {
+		rl, _, err := DecodeResourceList([]byte("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n" + results))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		w := want
+		if name == "named, no list" {
+			w = nil
+		}
+		if d := cmp.Diff(w, rl.Results); d != "" {
+			t.Errorf("%s: results (-want +got):\n%s", name, d)
+		}
+		if HasErrors(rl.Results) {
+			t.Errorf("%s: a result without severity counted as an error", name)
+		}
+	}
+}
