@@ -74,7 +74,8 @@ var standin struct {
 const EnvRealDocker = "KRM_CATALOG_KPT_DOCKER"
 
 // They drive the command line, so they live among the end-to-end tests; the cases stay beside
-// fn/kpt, whose Kptfile fuzz target takes its seeds from them.
+// fn/kpt, whose Kptfile fuzz target takes its seeds from them. testdata here links to them, since
+// a case's exec step names its script relative to the working directory, as kpt's runner has it.
 const kptTestdata = "../../fn/kpt/testdata"
 
 func TestMain(m *testing.M) {
