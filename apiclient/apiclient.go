@@ -133,15 +133,28 @@ func (c *Client) do(ctx context.Context, method, path, contentType string, body 
 	for attempt := 1; ; attempt++ {
 		retryIn, err := c.once(ctx, method, path, contentType, body, out)
 		if retryIn == 0 || attempt == maxAttempts {
-			return err
+			return c.reach(err)
 		}
 		if retryIn < 0 {
 			retryIn, backoff = backoff, backoff*2
 		}
 		if werr := c.wait(ctx, retryIn); werr != nil {
-			return err
+			return c.reach(err)
 		}
 	}
+}
+
+// ErrUnreachable: no connection to the service could be made (nothing listens there, or the host
+// is not found).
+var ErrUnreachable = errors.New("cannot reach the krm-catalog service")
+
+// reach says what a failed connection means for someone who has not started the service yet.
+func (c *Client) reach(err error) error {
+	var op *net.OpError
+	if err == nil || !errors.As(err, &op) || op.Op != "dial" {
+		return err
+	}
+	return fmt.Errorf("%w at %s (%v): is `krm-catalog serve` running there? Start it, or name another with --server", ErrUnreachable, c.base.Redacted(), op.Err)
 }
 
 func waitContext(ctx context.Context, d time.Duration) error {

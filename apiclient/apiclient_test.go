@@ -3,8 +3,10 @@ package apiclient
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -142,5 +144,32 @@ func TestCleartextToken(t *testing.T) {
 		if got := errors.Is(err, ErrCleartextToken); got != tc.refused {
 			t.Errorf("New(%s, token %q, allow %v): %v, want refused %v", tc.url, tc.token, tc.allow, err, tc.refused)
 		}
+	}
+}
+
+// A service on which nothing listens is said to be unreachable, with what to do, after the same
+// retries as any failed connection.
+func TestUnreachableService(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New("http://"+addr, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := 0
+	c.wait = func(context.Context, time.Duration) error { waits++; return nil }
+	_, err = c.Search(context.Background(), SearchQuery{Text: "x"})
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "krm-catalog serve") || !strings.Contains(err.Error(), addr) {
+		t.Errorf("%v, want ErrUnreachable naming %s and saying to start the service", err, addr)
+	}
+	if waits != maxAttempts-1 {
+		t.Errorf("%d retries, want %d", waits, maxAttempts-1)
 	}
 }

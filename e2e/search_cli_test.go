@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -79,7 +80,7 @@ func TestSearchCommandAndCompletion(t *testing.T) {
 			code int
 			want string
 		}{
-			{[]string{"search", "x"}, 2, "KRM_CATALOG_SERVER"},
+			{[]string{"search", "x", "--server", closedURL(t)}, 1, "is `krm-catalog serve` running there?"},
 			{[]string{"search", "--server", s.url, "--limit", "1000"}, 2, "limit must be"},
 			{[]string{"search", "--server", s.url, "--format", "yaml"}, 2, "--format must be"},
 		} {
@@ -89,4 +90,18 @@ func TestSearchCommandAndCompletion(t *testing.T) {
 			}
 		}
 	})
+}
+
+// closedURL is the URL of a 127.0.0.1 port on which nothing listens.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + addr
 }

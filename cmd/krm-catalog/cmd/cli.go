@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/krm-catalog/krm-catalog/fn/runtime/starlark"
 )
@@ -38,7 +40,7 @@ func Main(ctx context.Context, args []string, streams IO) int {
 	}
 	root := newRoot(streams)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
@@ -51,6 +53,9 @@ func Main(ctx context.Context, args []string, streams IO) int {
 	}
 	// cobra's own errors are usage errors: unknown command or flag, wrong argument count
 	fmt.Fprintln(streams.Err, "krm-catalog:", err)
+	if cmd != nil {
+		fmt.Fprintf(streams.Err, "usage: %s (%s --help for more)\n", cmd.UseLine(), cmd.CommandPath())
+	}
 	return ExitUsage
 }
 
@@ -63,7 +68,10 @@ KRMFunctionCatalog and KRMFunctionDefinition documents, serves and publishes the
 moves them through OCI registries, and resolves and runs the functions they name.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       currentVersion().Version,
 	}
+	root.SetVersionTemplate("krm-catalog {{.Version}}\n")
+	root.SetFlagErrorFunc(suggestFlag)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
@@ -73,4 +81,47 @@ moves them through OCI registries, and resolves and runs the functions they name
 	root.AddCommand(newResolveCmd(), newCatalogCmd(), newFnCmd(), newBuildCmd())
 	root.AddCommand(newSearchCmd(), newMirrorCmd())
 	return root
+}
+
+// suggestFlag adds the nearest flag the command has to an unknown flag's error, as git and kubectl
+// suggest a misspelt subcommand.
+func suggestFlag(cmd *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	best, bestDist := "", 3 // farther than two edits is another word
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		if d := editDistance(name, f.Name); d < bestDist {
+			best, bestDist = f.Name, d
+		}
+	})
+	if best == "" {
+		return err
+	}
+	return fmt.Errorf("%w; did you mean --%s?", err, best)
+}
+
+// editDistance is the Levenshtein distance between two short strings.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

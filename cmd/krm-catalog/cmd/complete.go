@@ -111,6 +111,10 @@ func catalogCandidates(ctx context.Context, o *fnOptions) []fnCandidate {
 
 // serviceCandidates reads the functions the service in KRM_CATALOG_SERVER knows, a few pages at most.
 func serviceCandidates(ctx context.Context) []fnCandidate {
+	// only a service the user named: completion must not wait on one that may not be running
+	if os.Getenv(envServer) == "" {
+		return nil
+	}
 	client, err := searchClient("")
 	if err != nil {
 		return nil

@@ -82,6 +82,9 @@ byte for byte.`,
 				}
 				return failure(fmt.Errorf("not published: %w", err))
 			}
+			if errors.Is(err, apiclient.ErrUnreachable) {
+				return failure(fmt.Errorf("publish %s: %w", args[0], err))
+			}
 			if err != nil {
 				return usageErr(fmt.Errorf("publish %s: %w", args[0], err))
 			}

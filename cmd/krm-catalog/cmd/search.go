@@ -16,6 +16,9 @@ import (
 // envServer names the service search and completion talk to when --server is not given.
 const envServer = "KRM_CATALOG_SERVER"
 
+// defaultServer is where serve listens unless told otherwise.
+const defaultServer = "http://127.0.0.1:8080"
+
 func newSearchCmd() *cobra.Command {
 	var (
 		serverURL string
@@ -60,7 +63,7 @@ publishers, each word as a prefix; --runtime, --tag (repeatable: all must be pre
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&serverURL, "server", "", "the krm-catalog service (default $"+envServer+")")
+	fs.StringVar(&serverURL, "server", "", "the krm-catalog service (default $"+envServer+", else "+defaultServer+")")
 	fs.StringVar(&q.Runtime, "runtime", "", "only functions with this runtime: container, exec or starlark")
 	fs.StringArrayVar(&q.Tags, "tag", nil, "only functions with this tag (repeatable: all of them)")
 	fs.StringVar(&q.Publisher, "publisher", "", "only functions of this publisher")
@@ -77,7 +80,8 @@ func searchClient(serverURL string) (*apiclient.Client, error) {
 		serverURL = os.Getenv(envServer)
 	}
 	if serverURL == "" {
-		return nil, usageErr(fmt.Errorf("no service: pass --server URL or set %s", envServer))
+		// the address serve listens on by default, as publish assumes
+		serverURL = defaultServer
 	}
 	c, err := apiclient.New(serverURL, "", nil)
 	if err != nil {
