@@ -20,6 +20,7 @@ func TestCommandLineConventions(t *testing.T) {
 		{"a misspelt flag", []string{"fn", "run", "-", "--fn-confg", "x.yaml"}, ExitUsage, "", "unknown flag: --fn-confg; did you mean --fn-config?"},
 		{"an unknown flag far from any", []string{"fn", "run", "-", "--zzzzzzzz"}, ExitUsage, "", "unknown flag: --zzzzzzzz\nusage: krm-catalog fn run"},
 		{"too few arguments", []string{"resolve", "SetNamespace"}, ExitUsage, "", "accepts 2 arg(s), received 1\nusage: krm-catalog resolve"},
+		{"a gate with nothing to verify says so", []string{"verify", t.TempDir()}, ExitOK, "", "warning: nothing to verify"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -68,6 +68,14 @@ or the command was used wrongly.`,
 			if format == "text" && (readErr == nil || len(rep.Findings()) > 0) {
 				fmt.Fprintln(cmd.ErrOrStderr(), rep.Summarize())
 			}
+			// a gate that checked nothing passes; say so, since that is seldom what was meant
+			switch {
+			case readErr != nil:
+			case rep.Inputs == 0:
+				fmt.Fprintln(cmd.ErrOrStderr(), "krm-catalog: warning: nothing to verify: the arguments hold no catalog or definition")
+			case !offline && len(rep.Checks) == 0:
+				fmt.Fprintln(cmd.ErrOrStderr(), "krm-catalog: warning: no artifact was checked: the inputs pin none (an image by digest, an exec or starlark sha256)")
+			}
 			switch {
 			case readErr != nil:
 				return usageErr(readErr)
