@@ -44,6 +44,10 @@ func startServe(t *testing.T, dataDir string) (string, func() int) {
 		if url == "" {
 			if m := servingURL.FindStringSubmatch(logs.String()); m != nil {
 				url = m[1]
+				// a newcomer is told what to do next
+				if want := "open " + url + "/ in a browser; Ctrl-C stops the service"; !strings.Contains(logs.String(), want) {
+					t.Errorf("serve's log does not say %q:\n%s", want, logs.String())
+				}
 			}
 		}
 		resp, err := http.Get(url + "/readyz")

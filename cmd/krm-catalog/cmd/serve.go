@@ -190,7 +190,9 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	logger.Info("serving", slog.String("url", "http://"+ln.Addr().String()), slog.String("database", db.Description))
+	url := "http://" + ln.Addr().String()
+	logger.Info("serving", slog.String("url", url), slog.String("database", db.Description),
+		slog.String("next", "open "+url+"/ in a browser; Ctrl-C stops the service"))
 
 	select {
 	case err := <-served:
