@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"os/exec"
 	"regexp"
@@ -113,6 +114,16 @@ func TestEmbeddedDefaultKeepsDataAcrossRestarts(t *testing.T) {
 	tok := lines[len(lines)-1]
 	if !strings.HasPrefix(tok, "krmc_") || strings.Contains(tok, " ") {
 		t.Fatalf("last line %q is not a token", tok)
+	}
+	// and, for scripts, as JSON
+	code, out, errOut = runCLI(t, "token", "create", "--publisher", "example.com", "--data-dir", dataDir, "--format", "json")
+	var created struct {
+		ID        int64
+		Publisher string
+		Token     string
+	}
+	if err := json.Unmarshal([]byte(out), &created); code != 0 || err != nil || created.Publisher != "example.com" || !strings.HasPrefix(created.Token, "krmc_") || created.ID == 0 {
+		t.Fatalf("token create --format json: exit %d, %v\n%s%s", code, err, out, errOut)
 	}
 	if code, out, errOut := runCLI(t, "publish", "--server", url, "--token", tok, "--version", "1.0.0", "../examples/catalog.yaml"); code != 0 {
 		t.Fatalf("publish: %d %s %s", code, out, errOut)

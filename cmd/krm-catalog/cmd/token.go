@@ -18,10 +18,11 @@ func newTokenCmd(streams IO) *cobra.Command {
 		Short: "Create, list and revoke the API tokens publishers publish with",
 	}
 	var (
-		db          databaseFlags
-		publisher   string
-		description string
-		format      *outputFormat
+		db           databaseFlags
+		publisher    string
+		description  string
+		format       *outputFormat
+		createFormat *outputFormat
 	)
 	withStore := func(cmd *cobra.Command, fn func(context.Context, *store.Store) error) error {
 		return db.withStore(cmd, streams, fn)
@@ -31,12 +32,22 @@ func newTokenCmd(streams IO) *cobra.Command {
 		Short: "Create a token; it is printed once, alone on the last line",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := createFormat.check(); err != nil {
+				return err
+			}
 			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
 				token, info, err := st.CreateToken(ctx, publisher, description)
 				if err != nil {
 					return usageErr(err)
 				}
 				out := cmd.OutOrStdout()
+				if createFormat.is("json") {
+					return writeJSON(out, struct {
+						ID        int64  `json:"id"`
+						Publisher string `json:"publisher"`
+						Token     string `json:"token"`
+					}{info.ID, info.Publisher, token})
+				}
 				fmt.Fprintf(out, "created token %d for publisher %s; it is shown only now:\n", info.ID, info.Publisher)
 				fmt.Fprintln(out, token)
 				return nil
@@ -101,6 +112,7 @@ func newTokenCmd(streams IO) *cobra.Command {
 	}
 	create.Flags().StringVar(&description, "description", "", "what the token is for")
 	format = addFormatFlag(list, "text", "json")
+	createFormat = addFormatFlag(create, "text", "json")
 	return cmd
 }
 
