@@ -9,13 +9,56 @@ import (
 	"github.com/krm-catalog/krm-catalog/catalog"
 )
 
+// CatalogImage is a container image a trusted catalog lists, with the function version it runs.
+type CatalogImage struct {
+	// Ref is the image, its digest taken from the catalog's sha256 field when it has one.
+	Ref catalog.ImageRef
+	*Resolution
+}
+
+// Images lists the container images of the trusted catalogs (the built-in one and those named by
+// --trusted-catalog), in search order. Untrusted catalogs are passed over without being fetched,
+// since an image, unlike a kind, is not a request to use a catalog; an image a catalog writes
+// unparsably is left out (validation reports it).
+func (r *Resolver) Images(ctx context.Context) ([]CatalogImage, error) {
+	var out []CatalogImage
+	for i, ref := range r.refs {
+		builtin := i < r.builtin
+		if !builtin && !r.isTrusted(ref) {
+			continue
+		}
+		cat, err := r.load(ctx, i)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range cat.Functions {
+			for _, v := range f.Versions {
+				c := v.Runtime.Container
+				if c == nil {
+					continue
+				}
+				img, err := catalog.ParseImage(c.Image)
+				if err != nil {
+					continue
+				}
+				if c.SHA256 != "" {
+					img.Digest = "sha256:" + strings.TrimPrefix(c.SHA256, "sha256:")
+				}
+				out = append(out, CatalogImage{Ref: img, Resolution: &Resolution{
+					APIVersion: f.APIVersion(v), Kind: f.Kind,
+					Catalog: ref.Raw, CatalogName: cat.Name, Builtin: builtin,
+					Function: f, Version: v,
+				}})
+			}
+		}
+	}
+	return out, nil
+}
+
 // ResolveImage finds the function whose container runtime is the image: the same repository and
-// the same tag, or the same digest (a catalog's sha256 field counts as its digest). Only trusted
-// catalogs (and the built-in one) are searched, in order, and the first match wins; untrusted ones
-// are passed over without being fetched, since an image, unlike a kind, is not a request to use a
-// catalog. What runs is the version the catalog lists, so a match by tag runs what the catalog
-// pinned, whatever the tag points at now. With a runtime kind, only versions that offer it match.
-// No match is ErrNotFound.
+// the same tag, or the same digest, the first in search order. What runs is the version the
+// catalog lists, so a match by tag runs what the catalog pinned, whatever the tag points at now.
+// With a runtime kind, only versions that offer it match. No match is ErrNotFound.
 func (r *Resolver) ResolveImage(ctx context.Context, image, kind string) (*Resolution, error) {
 	want, err := catalog.ParseImage(image)
 	if err != nil {
@@ -24,40 +67,22 @@ func (r *Resolver) ResolveImage(ctx context.Context, image, kind string) (*Resol
 	if want.Tag == "" && want.Digest == "" {
 		want.Tag = "latest"
 	}
-	searched := 0
-	for i, ref := range r.refs {
-		builtin := i < r.builtin
-		if !builtin && !r.isTrusted(ref) {
-			continue
-		}
-		searched++
-		cat, err := r.load(ctx, i)
-		if err != nil {
-			return nil, fmt.Errorf("resolve image %s: %w", image, err)
-		}
-		for _, f := range cat.Functions {
-			for _, v := range f.Versions {
-				if c := v.Runtime.Container; c != nil && imageMatches(*c, want) && (kind == "" || slices.Contains(v.Runtime.Kinds(), kind)) {
-					return &Resolution{
-						APIVersion: f.APIVersion(v), Kind: f.Kind,
-						Catalog: ref.Raw, CatalogName: cat.Name, Builtin: builtin,
-						Function: f, Version: v,
-					}, nil
-				}
-			}
+	images, err := r.Images(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("resolve image %s: %w", image, err)
+	}
+	for _, img := range images {
+		if imageMatches(img.Ref, want) && (kind == "" || slices.Contains(img.Version.Runtime.Kinds(), kind)) {
+			return img.Resolution, nil
 		}
 	}
-	return nil, fmt.Errorf("resolve image %s: %w; searched %d trusted catalog(s)", image, ErrNotFound, searched)
+	return nil, fmt.Errorf("resolve image %s: %w; searched the trusted catalogs", image, ErrNotFound)
 }
 
-// imageMatches reports whether a catalog's container runtime is the image wanted.
-func imageMatches(c catalog.ContainerRuntime, want catalog.ImageRef) bool {
-	have, err := catalog.ParseImage(c.Image)
-	if err != nil || have.Name != want.Name {
+// imageMatches reports whether a catalog's image is the image wanted.
+func imageMatches(have, want catalog.ImageRef) bool {
+	if have.Name != want.Name {
 		return false
-	}
-	if c.SHA256 != "" {
-		have.Digest = "sha256:" + strings.TrimPrefix(c.SHA256, "sha256:")
 	}
 	if want.Digest != "" {
 		return want.Digest == have.Digest

@@ -103,43 +103,20 @@ func catalogVersions(ctx context.Context, r *resolver.Resolver, repo string) ([]
 	if r == nil {
 		return nil, nil
 	}
+	images, err := r.Images(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("look for image %s in the catalogs: %w", repo, err)
+	}
 	var out []*catalogVersion
-	for _, ref := range r.Refs() {
-		cat, err := r.Load(ctx, ref.Raw)
-		if errors.Is(err, resolver.ErrUntrustedCatalog) {
+	for _, img := range images {
+		if img.Ref.Name != repo || img.Ref.Tag == "" || img.Ref.Digest == "" {
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("look for image %s in the catalogs: %w", repo, err)
+		cv := &catalogVersion{tag: img.Ref.Tag, digest: strings.TrimPrefix(img.Ref.Digest, "sha256:"), res: img.Resolution}
+		if sv, err := semver.NewVersion(img.Ref.Tag); err == nil {
+			cv.version = sv
 		}
-		for _, f := range cat.Functions {
-			for _, v := range f.Versions {
-				c := v.Runtime.Container
-				if c == nil {
-					continue
-				}
-				cref, err := catalog.ParseImage(c.Image)
-				if err != nil {
-					continue
-				}
-				ctag, digest := cref.Tag, strings.TrimPrefix(cref.Digest, "sha256:")
-				if c.SHA256 != "" {
-					digest = c.SHA256
-				}
-				if cref.Name != repo || ctag == "" || digest == "" {
-					continue
-				}
-				cv := &catalogVersion{tag: ctag, digest: digest, res: &resolver.Resolution{
-					APIVersion: f.APIVersion(v), Kind: f.Kind,
-					Catalog: ref.Raw, CatalogName: cat.Name,
-					Function: f, Version: v,
-				}}
-				if sv, err := semver.NewVersion(ctag); err == nil {
-					cv.version = sv
-				}
-				out = append(out, cv)
-			}
-		}
+		out = append(out, cv)
 	}
 	return out, nil
 }
@@ -164,23 +141,14 @@ func expandShort(ctx context.Context, r *resolver.Resolver, image string) (strin
 		return image, nil
 	}
 	repo := ref.Name
+	images, err := r.Images(ctx)
+	if err != nil {
+		return "", fmt.Errorf("look for image %s in the catalogs: %w", image, err)
+	}
 	found := map[string]bool{}
-	for _, ref := range r.Refs() {
-		cat, err := r.Load(ctx, ref.Raw)
-		if errors.Is(err, resolver.ErrUntrustedCatalog) {
-			continue
-		}
-		if err != nil {
-			return "", fmt.Errorf("look for image %s in the catalogs: %w", image, err)
-		}
-		for _, f := range cat.Functions {
-			for _, v := range f.Versions {
-				if c := v.Runtime.Container; c != nil {
-					if cref, err := catalog.ParseImage(c.Image); err == nil && path.Base(cref.Name) == repo {
-						found[cref.Name] = true
-					}
-				}
-			}
+	for _, img := range images {
+		if path.Base(img.Ref.Name) == repo {
+			found[img.Ref.Name] = true
 		}
 	}
 	switch len(found) {
