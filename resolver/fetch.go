@@ -97,19 +97,7 @@ func (c httpsCache) fetch(ctx context.Context, u string) ([]byte, error) {
 		client = *c.client
 	}
 	// a redirect is refused before it is followed when it leaves https for another machine
-	next := client.CheckRedirect
-	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if req.URL.Scheme != "https" && !loopback.Is(req.URL.Host) {
-			return fmt.Errorf("redirected to %s, which is neither https nor this machine", req.URL)
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
-	}
+	client.CheckRedirect = loopback.CheckRedirect(client.CheckRedirect)
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err

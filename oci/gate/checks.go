@@ -12,6 +12,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/loopback"
 	"github.com/krm-catalog/krm-catalog/oci"
 )
 
@@ -155,11 +156,15 @@ func (g *Gate) checkSignature(ctx context.Context, c *Check, ref string) {
 	}
 }
 
-// fetchHTTPS reads a catalog over https, at most the size validation accepts.
-func (g *Gate) fetchHTTPS(ctx context.Context, url string) ([]byte, error) {
+// fetchURL reads a catalog over https, or plain http from this machine (the rule registries
+// follow), at most the size validation accepts.
+func (g *Gate) fetchURL(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", url, err)
+	}
+	if !loopback.Secure(req.URL) {
+		return nil, fmt.Errorf("fetch %s: plain http is refused beyond this machine; use https:// or oci://", url)
 	}
 	req.Header.Set("Accept", "application/yaml, application/json;q=0.9, */*;q=0.1")
 	resp, err := g.opts.HTTPClient.Do(req)

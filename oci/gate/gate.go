@@ -16,6 +16,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/loopback"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 	"github.com/krm-catalog/krm-catalog/schemas"
@@ -34,7 +35,7 @@ type Options struct {
 	RequireSignatures bool
 	// Offline skips every registry check; only the documents are validated.
 	Offline bool
-	// HTTPClient fetches https:// inputs; nil means a client with a one-minute timeout.
+	// HTTPClient fetches https:// inputs (and http:// ones on this machine); nil means a client with a one-minute timeout.
 	HTTPClient *http.Client
 }
 
@@ -65,9 +66,12 @@ func New(client *oci.Client, opts Options) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: time.Minute}
+	hc := http.Client{Timeout: time.Minute}
+	if opts.HTTPClient != nil {
+		hc = *opts.HTTPClient // a copy, so the caller's client keeps its own redirect rule
 	}
+	hc.CheckRedirect = loopback.CheckRedirect(hc.CheckRedirect)
+	opts.HTTPClient = &hc
 	return &Gate{client: client, validator: v, opts: opts, resolved: map[string]resolution{}, signed: map[string]error{}}, nil
 }
 
@@ -111,7 +115,7 @@ func (r Report) Findings() catalog.Findings {
 	return all
 }
 
-// Run reads the inputs (files, directories, "-", oci:// and https:// references) and checks them.
+// Run reads the inputs (files, directories, "-", oci:// and https:// references, http:// on this machine) and checks them.
 // The error joins the inputs that could not be read; the report covers the ones that could.
 func (g *Gate) Run(ctx context.Context, args []string, stdin io.Reader) (Report, error) {
 	var (
@@ -138,15 +142,13 @@ func (g *Gate) Run(ctx context.Context, args []string, stdin io.Reader) (Report,
 				continue
 			}
 			remotes = append(remotes, remote{catalog.Input{Name: a, Data: data, Size: int64(len(data))}, &art})
-		case strings.HasPrefix(a, "https://"):
-			data, err := g.fetchHTTPS(ctx, a)
+		case strings.HasPrefix(a, "https://"), strings.HasPrefix(a, "http://"):
+			data, err := g.fetchURL(ctx, a)
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
 			remotes = append(remotes, remote{input: catalog.Input{Name: a, Data: data, Size: int64(len(data))}})
-		case strings.HasPrefix(a, "http://"):
-			errs = append(errs, fmt.Errorf("%s: plain http is refused; use https:// or oci://", a))
 		default:
 			paths = append(paths, a)
 		}

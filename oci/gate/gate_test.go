@@ -357,8 +357,27 @@ func TestGateInputs(t *testing.T) {
 		t.Errorf("no warning about the unsigned oci:// catalog in %v", rep.Findings())
 	}
 
+	// Plain http is read from this machine, the rule registries follow.
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/catalog.yaml":
+			w.Write(body)
+		case "/away":
+			http.Redirect(w, r, "http://catalogs.invalid/catalog.yaml", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(plain.Close)
+	if rep, err := g.Run(ctx, []string{plain.URL + "/catalog.yaml"}, nil); err != nil || rep.Inputs != 1 {
+		t.Errorf("plain http on loopback: %d inputs, error %v; want 1 input read", rep.Inputs, err)
+	}
+	if _, err := g.Run(ctx, []string{plain.URL + "/away"}, nil); err == nil || !strings.Contains(err.Error(), "neither https nor this machine") {
+		t.Errorf("redirect from loopback to plain http elsewhere: %v, want it refused before it is followed", err)
+	}
+
 	// Refused or unreadable inputs are errors of the run (exit 2), not findings.
-	for _, in := range []string{"http://" + f.reg.Host + "/catalog.yaml", srv.URL + "/missing.yaml", "oci://" + f.reg.Host + "/catalogs/none:v1", filepath.Join(t.TempDir(), "missing.yaml")} {
+	for _, in := range []string{"http://catalogs.invalid/catalog.yaml", srv.URL + "/missing.yaml", "oci://" + f.reg.Host + "/catalogs/none:v1", filepath.Join(t.TempDir(), "missing.yaml")} {
 		if _, err := g.Run(ctx, []string{in}, nil); err == nil {
 			t.Errorf("%s: read without error", in)
 		}

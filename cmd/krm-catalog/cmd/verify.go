@@ -32,7 +32,7 @@ func newVerifyCmd() *cobra.Command {
     cosign signature by one of the keys; --require-signatures makes a missing one an error.
 
 INPUT is a file, a directory (searched recursively), - for standard input, an oci:// reference
-to a catalog or definition artifact, or an https:// URL.
+to a catalog or definition artifact, or an https:// URL (plain http:// only to this machine, as for registries).
 
 --format results prints a ResourceList whose results follow the KRM Functions Specification;
 junit prints a JUnit XML report for CI test views.
