@@ -53,33 +53,14 @@ func (s *Server) publishCatalog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	doc, warnings, err := s.decodeOne("catalog.yaml", body, catalog.KindCatalog, catalog.KindCatalogShort)
+	doc, cat, warnings, err := s.decodeCatalog(name, body)
 	if err != nil {
 		return err
 	}
-	cat, err := catalog.DecodeCatalog(doc)
-	if err != nil {
-		return err
-	}
-	if cat.Name != name {
-		line, col := doc.Position("/metadata/name")
-		return &invalidDocument{
-			message:  fmt.Sprintf("the URL names catalog %q but metadata.name is %q", name, cat.Name),
-			findings: catalog.Findings{{Severity: catalog.SeverityError, Pointer: "/metadata/name", Line: line, Column: col, Message: "must equal the catalog name in the URL, " + strconv.Quote(name)}},
-		}
-	}
-	publisher := publisherOf(r.Context())
-	var foreign []string
-	for _, f := range cat.Functions {
-		if f.Publisher != publisher {
-			foreign = append(foreign, fmt.Sprintf("%s (publisher %q)", f.ID(), f.Publisher))
-		}
-	}
-	if len(foreign) > 0 {
-		return store.Errorf(store.ErrForbidden, "the token acts for publisher %q, but the catalog lists functions of others: %s", publisher, strings.Join(foreign, ", "))
-	}
+	// which entries the publisher may list (its own, or others' exactly as they published them) is
+	// the store's to decide, against what is published
 	cv, created, err := s.store.PublishCatalog(r.Context(), store.PublishCatalogParams{
-		Name: name, Version: version, Publisher: publisher, Content: body, Document: doc, Catalog: cat,
+		Name: name, Version: version, Publisher: publisherOf(r.Context()), Content: body, Document: doc, Catalog: cat,
 		Push: s.pushCatalog(name, version, body),
 	})
 	if err != nil {
@@ -87,6 +68,26 @@ func (s *Server) publishCatalog(w http.ResponseWriter, r *http.Request) error {
 	}
 	writePublished(w, "/catalogs/"+name+"/"+version+"/catalog.yaml", publishResponse{Created: created, Catalog: &cv, Warnings: warningsOf(warnings)})
 	return nil
+}
+
+// decodeCatalog validates a catalog document whose name the URL gives.
+func (s *Server) decodeCatalog(name string, body []byte) (*catalog.Document, *catalog.Catalog, catalog.Findings, error) {
+	doc, warnings, err := s.decodeOne("catalog.yaml", body, catalog.KindCatalog, catalog.KindCatalogShort)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cat, err := catalog.DecodeCatalog(doc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if cat.Name != name {
+		line, col := doc.Position("/metadata/name")
+		return nil, nil, nil, &invalidDocument{
+			message:  fmt.Sprintf("the URL names catalog %q but metadata.name is %q", name, cat.Name),
+			findings: catalog.Findings{{Severity: catalog.SeverityError, Pointer: "/metadata/name", Line: line, Column: col, Message: "must equal the catalog name in the URL, " + strconv.Quote(name)}},
+		}
+	}
+	return doc, cat, warnings, nil
 }
 
 // writePublished answers a publish: 201 with the new document's location, or 200 for a no-op.

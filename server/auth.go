@@ -56,6 +56,9 @@ var auditActions = map[string]string{
 	"PUT /api/v1/publishers/{name}/keys":                  "key.add",
 	"DELETE /api/v1/publishers/{name}/keys/{fingerprint}": "key.delete",
 	"POST /api/v1/publishers/{name}/keys/challenges":      "key.challenge",
+	"POST /api/v1/catalogs/{name}/proposals":              "proposal.create",
+	"POST /api/v1/catalogs/{name}/proposals/{id}/approve": "proposal.approve",
+	"POST /api/v1/catalogs/{name}/proposals/{id}/reject":  "proposal.reject",
 }
 
 // auditRefusal records a refused change; a failure to record is logged, not answered.

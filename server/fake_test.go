@@ -32,6 +32,7 @@ type fakeStore struct {
 	pushes     int
 	authChecks int      // tokens looked up
 	refusals   []string // AuditRefusal calls: action publisher subject status
+	proposals  []store.Proposal
 
 	fail  error
 	stall bool
@@ -104,6 +105,12 @@ func (f *fakeStore) PublishCatalog(ctx context.Context, p store.PublishCatalogPa
 			return store.CatalogVersion{Catalog: p.Name, Version: p.Version, Digest: store.Digest(old)}, false, nil
 		}
 		return store.CatalogVersion{}, false, store.Errorf(store.ErrConflict, "version %s of %q is taken", p.Version, p.Name)
+	}
+	for _, fn := range p.Catalog.Functions { // the store refuses others' functions unless curated, which the fake has none of
+		if fn.Publisher != p.Publisher {
+			f.mu.Unlock()
+			return store.CatalogVersion{}, false, store.Errorf(store.ErrForbidden, "the catalog lists functions of others: %s", fn.ID())
+		}
 	}
 	if vs := f.catalogs[p.Name]; len(vs) > 0 && vs[0].Publisher != p.Publisher {
 		f.mu.Unlock()
@@ -417,6 +424,64 @@ func (f *fakeStore) SaveSignatureCheck(ctx context.Context, publisher string, c 
 	defer f.mu.Unlock()
 	f.checks[publisher+" "+c.Subject] = c
 	return nil
+}
+
+func (f *fakeStore) CreateProposal(ctx context.Context, p store.CreateProposalParams) (store.Proposal, bool, error) {
+	if err := f.enter(ctx); err != nil {
+		return store.Proposal{}, false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.catalogs[p.Catalog]) == 0 {
+		return store.Proposal{}, false, store.Errorf(store.ErrNotFound, "no catalog %q", p.Catalog)
+	}
+	pr := store.Proposal{ID: int64(len(f.proposals) + 1), Catalog: p.Catalog, Proposer: p.Proposer, Group: p.Definition.Function.Group,
+		Kind: p.Definition.Function.Kind, Digest: store.Digest(p.Content), Status: store.ProposalOpen, CreatedAt: fakeTime, Definition: string(p.Content)}
+	f.proposals = append(f.proposals, pr)
+	return pr, true, nil
+}
+
+func (f *fakeStore) ListProposals(ctx context.Context, catalogName string) ([]store.Proposal, error) {
+	if err := f.enter(ctx); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := []store.Proposal{}
+	for _, p := range f.proposals {
+		if p.Catalog == catalogName && p.Status == store.ProposalOpen {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeStore) GetProposal(ctx context.Context, catalogName string, id int64) (store.Proposal, error) {
+	if err := f.enter(ctx); err != nil {
+		return store.Proposal{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.proposals {
+		if p.Catalog == catalogName && p.ID == id {
+			return p, nil
+		}
+	}
+	return store.Proposal{}, store.Errorf(store.ErrNotFound, "catalog %q has no proposal %d", catalogName, id)
+}
+
+func (f *fakeStore) RejectProposal(ctx context.Context, catalogName string, id int64, publisher, reason string) (store.Proposal, error) {
+	p, err := f.GetProposal(ctx, catalogName, id)
+	if err != nil {
+		return p, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if owner := f.catalogs[catalogName][0].Publisher; owner != publisher {
+		return p, store.Errorf(store.ErrForbidden, "only catalog %q's publisher %q decides its proposals", catalogName, owner)
+	}
+	f.proposals[id-1].Status, f.proposals[id-1].Reason = store.ProposalRejected, reason
+	return f.proposals[id-1], nil
 }
 
 var _ Store = (*fakeStore)(nil)

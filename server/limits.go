@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/krm-catalog/krm-catalog/internal/httpx"
@@ -161,6 +162,9 @@ func (s *Server) deadline(next http.Handler) http.Handler {
 		case http.MethodGet, http.MethodHead:
 		case http.MethodPost:
 			d = s.deadlines.Validate
+			if strings.Contains(r.URL.Path, "/proposals") {
+				d = s.deadlines.Write // an approval publishes, and may push to a registry
+			}
 		default:
 			d = s.deadlines.Write
 		}

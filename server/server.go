@@ -41,6 +41,7 @@ type Store interface {
 	Resolve(ctx context.Context, apiVersion, kind string, catalogs []string) (store.Resolution, error)
 	KeyStore
 	OwnerStore
+	ProposalStore
 }
 
 // DefaultMaxBodyBytes is the default limit on a request body.
@@ -157,6 +158,12 @@ func New(cfg Config) (*Server, error) {
 		r.Get("/catalogs", s.handle(s.listCatalogs))
 		r.Get("/catalogs/{name}", s.handle(s.getCatalog))
 		r.Get("/catalogs/{name}/versions", s.handle(s.listCatalogVersions))
+		// proposals share the publish budget: each writes the database and the audit log
+		r.With(s.authenticate).Post("/catalogs/{name}/proposals", s.handle(s.limitPublisher(s.limits.Publish, s.createProposal)))
+		r.Get("/catalogs/{name}/proposals", s.handle(s.listProposals))
+		r.Get("/catalogs/{name}/proposals/{id}", s.handle(s.getProposal))
+		r.With(s.authenticate).Post("/catalogs/{name}/proposals/{id}/approve", s.handle(s.limitPublisher(s.limits.Publish, s.approveProposal)))
+		r.With(s.authenticate).Post("/catalogs/{name}/proposals/{id}/reject", s.handle(s.limitPublisher(s.limits.Publish, s.rejectProposal)))
 		r.Get("/functions", s.handle(s.limit(s.limits.Search, s.searchFunctions)))
 		r.Get("/functions/{group}/{kind}", s.handle(s.getFunction))
 		r.Get("/functions/{group}/{kind}/versions/{version}", s.handle(s.getFunctionVersion))

@@ -70,6 +70,9 @@ type PublishCatalogParams struct {
 	// Push, when set, copies the new version to a registry before it is committed, outside any
 	// transaction, and returns where (reference, manifest digest); a failed push fails the publish.
 	Push func(ctx context.Context) (reference, digest string, err error)
+	// Proposal, when not 0, is the open proposal of this catalog that the publish approves; it is
+	// closed as approved with the version in the same transaction.
+	Proposal int64
 }
 
 const (
@@ -100,8 +103,9 @@ var errRehearsed = errors.New("publish rehearsed")
 
 // PublishCatalog stores a catalog version in one transaction. Publishing the same bytes again
 // returns the stored version with created false; other bytes under a published version are
-// ErrConflict. The catalog name, and every function it lists, must belong to the publisher (or be
-// new, and so become theirs), else ErrForbidden.
+// ErrConflict. The catalog name must belong to the publisher (or be new, and so become theirs), and
+// every function it lists too, unless the entry lists another publisher's function exactly as
+// that publisher published it (curation by reference); else ErrForbidden.
 //
 // With p.Push, the publish is rehearsed first (the same transaction, rolled back where the push
 // belongs), so that a publish that would fail does not push; then the push runs with no
@@ -169,7 +173,12 @@ func (s *Store) publishCatalog(ctx context.Context, p PublishCatalogParams, push
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
-		ids, err := claimFunctions(ctx, tx, pubID, p.Publisher, p.Catalog.Functions)
+		if p.Proposal != 0 {
+			if err := claimProposed(ctx, tx, catalogID, p.Name, p.Proposal); err != nil {
+				return err
+			}
+		}
+		entries, err := authorizeEntries(ctx, tx, pubID, p.Publisher, catalogID, p.Proposal, p.Catalog.Functions)
 		if err != nil {
 			return err
 		}
@@ -177,8 +186,13 @@ func (s *Store) publishCatalog(ctx context.Context, p PublishCatalogParams, push
 		if err := tx.QueryRow(ctx, sqlInsertCatalogVer, catalogID, p.Version, p.Content, digest, pubID).Scan(&versionID, &out.PublishedAt); err != nil {
 			return err
 		}
-		if err := insertFunctionVersions(ctx, tx, ids, p.Document, p.Catalog.Functions, source{catalogVersionID: versionID}); err != nil {
+		if err := insertFunctionVersions(ctx, tx, entries.ids, p.Document, p.Catalog.Functions, source{catalogVersionID: versionID, curated: entries.curated}); err != nil {
 			return err
+		}
+		if p.Proposal != 0 {
+			if err := approveProposal(ctx, tx, pubID, p.Publisher, p.Name, p.Version, p.Proposal); err != nil {
+				return err
+			}
 		}
 		if p.Push != nil {
 			if pushed == nil {
@@ -212,7 +226,7 @@ func (s *Store) publishCatalog(ctx context.Context, p PublishCatalogParams, push
 			}
 		}
 		if err := audit(ctx, tx, p.Publisher, "catalog.publish", p.Name+"@"+p.Version,
-			map[string]any{"digest": digest, "functions": len(p.Catalog.Functions), "latest": out.Latest}); err != nil {
+			map[string]any{"digest": digest, "functions": len(p.Catalog.Functions), "latest": out.Latest, "curated": entries.curatedNames(p.Catalog.Functions)}); err != nil {
 			return err
 		}
 		return notify(ctx, tx, "catalog:"+p.Name)

@@ -33,11 +33,14 @@ type FunctionVersion struct {
 
 // Source is where a function version was published.
 type Source struct {
-	Catalog        string    `json:"catalog,omitempty"`
-	CatalogVersion string    `json:"catalogVersion,omitempty"`
-	Definition     bool      `json:"definition,omitempty"`
-	Digest         string    `json:"digest"`
-	PublishedAt    time.Time `json:"publishedAt"`
+	Catalog        string `json:"catalog,omitempty"`
+	CatalogVersion string `json:"catalogVersion,omitempty"`
+	Definition     bool   `json:"definition,omitempty"`
+	// CuratedBy is the catalog's publisher when the catalog lists the function by reference: a
+	// copy of what the function's publisher published, made by another publisher.
+	CuratedBy   string    `json:"curatedBy,omitempty"`
+	Digest      string    `json:"digest"`
+	PublishedAt time.Time `json:"publishedAt"`
 }
 
 // FunctionDetail is a function with every current version.
@@ -51,14 +54,16 @@ type FunctionDetail struct {
 const sqlFunctionVersions = `
 SELECT f.fn_group, f.kind, fv.version, f.publisher, fv.runtimes, coalesce(fv.image, ''), coalesce(fv.image_digest, ''), fv.spec,
        coalesce(c.name, ''), coalesce(cv.version, ''), fv.definition_revision_id IS NOT NULL,
-       coalesce(cv.digest, dr.digest), coalesce(cv.published_at, dr.published_at)
+       coalesce(cv.digest, dr.digest), coalesce(cv.published_at, dr.published_at),
+       CASE WHEN fv.curated_from IS NOT NULL THEN cp.name ELSE '' END
 FROM function_versions fv
 JOIN functions f ON f.id = fv.function_id
 LEFT JOIN catalog_versions cv ON cv.id = fv.catalog_version_id
 LEFT JOIN catalogs c ON c.id = cv.catalog_id
+LEFT JOIN publishers cp ON cp.id = c.publisher_id
 LEFT JOIN definition_revisions dr ON dr.id = fv.definition_revision_id
 WHERE f.fn_group = $1 AND f.kind = $2 AND fv.current AND ($3 = '' OR fv.version = $3)
-ORDER BY fv.definition_revision_id IS NULL, c.name, fv.position, fv.id`
+ORDER BY fv.definition_revision_id IS NULL, fv.curated_from IS NOT NULL, c.name, fv.position, fv.id`
 
 func (s *Store) functionVersions(ctx context.Context, group, kind, version string) ([]FunctionVersion, error) {
 	rows, err := s.pool.Query(ctx, sqlFunctionVersions, group, kind, version)
@@ -71,7 +76,7 @@ func (s *Store) functionVersions(ctx context.Context, group, kind, version strin
 			spec versionSpec
 		)
 		err := r.Scan(&fv.Group, &fv.Kind, &fv.Version, &fv.Publisher, &fv.Runtimes, &fv.Image, &fv.ImageDigest, &spec,
-			&fv.Source.Catalog, &fv.Source.CatalogVersion, &fv.Source.Definition, &fv.Source.Digest, &fv.Source.PublishedAt)
+			&fv.Source.Catalog, &fv.Source.CatalogVersion, &fv.Source.Definition, &fv.Source.Digest, &fv.Source.PublishedAt, &fv.Source.CuratedBy)
 		fv.APIVersion = fv.Group + "/" + fv.Version
 		fv.Description, fv.Home, fv.Maintainers, fv.Tags = spec.Meta.Description, spec.Meta.Home, spec.Meta.Maintainers, spec.Meta.Tags
 		fv.Spec = spec.Version
@@ -130,7 +135,8 @@ type Resolution struct {
 
 // Resolve finds the runtime for apiVersion/kind. With catalogs, their latest versions are searched
 // in the order given and the first entry that matches wins, also inside one catalog. Without, the
-// published definition comes first, then catalogs by name.
+// published definition comes first, then the function's publisher's catalogs by name, then those
+// that list it by reference.
 func (s *Store) Resolve(ctx context.Context, apiVersion, kind string, catalogs []string) (Resolution, error) {
 	res := Resolution{APIVersion: apiVersion, Kind: kind, Searched: catalogs}
 	group, version, ok := strings.Cut(apiVersion, "/")

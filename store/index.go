@@ -18,6 +18,8 @@ import (
 type source struct {
 	catalogVersionID     int64
 	definitionRevisionID int64
+	// curated holds, for the functions a catalog lists by reference, the id of their publisher
+	curated map[functionKey]int64
 }
 
 type functionKey struct{ group, kind string }
@@ -160,14 +162,18 @@ func insertFunctionVersions(ctx context.Context, tx pgx.Tx, ids map[functionKey]
 			} else {
 				definitionRevision = &src.definitionRevisionID
 			}
+			var curatedFrom *int64
+			if owner, ok := src.curated[functionKey{f.Group, f.Kind}]; ok {
+				curatedFrom = &owner
+			}
 			rows = append(rows, []any{
 				ids[functionKey{f.Group, f.Kind}], v.Name, catalogVersion, definitionRevision, pos,
-				v.Runtime.Kinds(), image, imageDigest, versionSpec{Meta: meta, Version: raw}, src.definitionRevisionID != 0,
+				v.Runtime.Kinds(), image, imageDigest, versionSpec{Meta: meta, Version: raw}, src.definitionRevisionID != 0, curatedFrom,
 			})
 		}
 	}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"function_versions"},
-		[]string{"function_id", "version", "catalog_version_id", "definition_revision_id", "position", "runtimes", "image", "image_digest", "spec", "current"},
+		[]string{"function_id", "version", "catalog_version_id", "definition_revision_id", "position", "runtimes", "image", "image_digest", "spec", "current", "curated_from"},
 		pgx.CopyFromRows(rows))
 	if err != nil {
 		return fmt.Errorf("index function versions: %w", err)
@@ -182,7 +188,7 @@ FROM function_versions fv
 LEFT JOIN catalog_versions cv ON cv.id = fv.catalog_version_id
 LEFT JOIN catalogs c ON c.id = cv.catalog_id
 WHERE fv.current AND fv.function_id = ANY($1)
-ORDER BY fv.function_id, fv.id`
+ORDER BY fv.function_id, fv.curated_from IS NULL, fv.id`
 	// Locking the functions first makes concurrent publishes that list the same function refresh
 	// it one after the other, each from the versions the other committed. NO KEY UPDATE, because
 	// indexing versions takes KEY SHARE locks on these rows (the foreign key), which FOR UPDATE
@@ -262,7 +268,7 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 			return fmt.Errorf("refresh functions: %w", err)
 		}
 		v := views[id]
-		v.description = spec.Meta.Description // the newest source wins
+		v.description = spec.Meta.Description // the newest source wins, a curator's never over the publisher's
 		v.tags = append(v.tags, spec.Meta.Tags...)
 		v.runtimes = append(v.runtimes, runtimes...)
 		v.versions = append(v.versions, version)

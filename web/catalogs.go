@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -64,6 +65,19 @@ type catalogFunction struct {
 	URL                      string
 	Versions                 []string
 	Runtimes                 []string
+	// CuratedFrom is the function's publisher when it is not the catalog's: the catalog lists
+	// the function by reference, as that publisher published it.
+	CuratedFrom *link
+}
+
+// proposalView is an open proposal of an entry for the catalog.
+type proposalView struct {
+	ID         int64
+	Proposer   link
+	Function   link
+	Versions   []string
+	ProposedAt time.Time
+	URL        string // the proposal in the API, with its definition
 }
 
 // catalogPageSize is how many functions a catalog page lists.
@@ -84,6 +98,7 @@ type catalogPage struct {
 	PinnedCurl   snippet
 	Signature    *signatureView
 	DocumentURL  string
+	Proposals    []proposalView
 }
 
 func (s *Site) catalog(w http.ResponseWriter, r *http.Request) error {
@@ -136,10 +151,19 @@ func (s *Site) catalog(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return nil, err
 		}
-		return catalogFunctions(content)
+		return catalogFunctions(content, c.Publisher)
 	})
 	if err != nil {
 		return err
+	}
+	proposals, err := s.store.ListProposals(ctx, name)
+	if err != nil {
+		return err
+	}
+	for _, pr := range proposals {
+		p.Proposals = append(p.Proposals, proposalView{ID: pr.ID, Proposer: link{Label: pr.Proposer, URL: publisherURL(pr.Proposer)},
+			Function: link{Label: pr.Group + "/" + pr.Kind, URL: functionURL(pr.Group, pr.Kind)}, Versions: pr.Versions, ProposedAt: pr.CreatedAt,
+			URL: "/api/v1/catalogs/" + url.PathEscape(name) + "/proposals/" + strconv.FormatInt(pr.ID, 10)})
 	}
 	p.Total = len(fns)
 	start := (pageNo - 1) * catalogPageSize
@@ -173,8 +197,10 @@ func (s *Site) catalog(w http.ResponseWriter, r *http.Request) error {
 }
 
 // catalogFunctions lists the functions of a published catalog from its bytes: the store indexes
-// only current versions, and a catalog page may show an older one.
-func catalogFunctions(c store.Content) ([]catalogFunction, error) {
+// only current versions, and a catalog page may show an older one. An entry names its function's
+// publisher, and the service takes another publisher's function only exactly as published, so an
+// entry whose publisher is not the catalog's (publisher) is curated from that publisher.
+func catalogFunctions(c store.Content, publisher string) ([]catalogFunction, error) {
 	docs, findings := catalog.Decode("catalog.yaml", c.Bytes)
 	if findings.HasErrors() || len(docs) != 1 {
 		return nil, fmt.Errorf("read catalog %s %s: the stored document does not decode", c.Name, c.Version)
@@ -186,6 +212,9 @@ func catalogFunctions(c store.Content) ([]catalogFunction, error) {
 	out := make([]catalogFunction, 0, len(cat.Functions))
 	for _, f := range cat.Functions {
 		cf := catalogFunction{Group: f.Group, Kind: f.Kind, Description: f.Description, URL: functionURL(f.Group, f.Kind)}
+		if f.Publisher != publisher {
+			cf.CuratedFrom = &link{Label: f.Publisher, URL: publisherURL(f.Publisher)}
+		}
 		for _, v := range f.Versions {
 			cf.Versions = append(cf.Versions, v.Name)
 			for _, k := range v.Runtime.Kinds() {

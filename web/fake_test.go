@@ -30,6 +30,7 @@ type fakeStore struct {
 	countCap int
 	// contentReads counts CatalogContent calls.
 	contentReads atomic.Int32
+	proposals    []store.Proposal
 }
 
 var published = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
@@ -263,4 +264,11 @@ func (f fakeSignatures) AnnotateCatalogVersions(_ context.Context, vs []store.Ca
 	for i, v := range vs {
 		vs[i].Signature = f[v.Catalog+"@"+v.Version]
 	}
+}
+
+func (f *fakeStore) ListProposals(ctx context.Context, catalogName string) ([]store.Proposal, error) {
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	return f.proposals, nil
 }

@@ -51,6 +51,14 @@ type sourceView struct {
 	PublishedAt string
 }
 
+// listingView is a catalog that lists the function, in any version, and who curates it there.
+type listingView struct {
+	Catalog   string
+	URL       string
+	CuratedBy *link // nil when the catalog is the function's publisher's
+	Versions  []string
+}
+
 type functionPage struct {
 	Group, Kind, APIVersion string
 	URL                     string
@@ -76,6 +84,7 @@ type functionPage struct {
 	Sources                 []sourceView
 	DefinitionURL           string
 	Owner                   ownerView
+	Listings                []listingView
 }
 
 // ownerView says who owns a function's group: only the owner may add kinds to it.
@@ -178,12 +187,40 @@ func (s *Site) function(w http.ResponseWriter, r *http.Request) error {
 		}
 		p.Sources = append(p.Sources, sv)
 	}
+	p.Listings = listings(d.Entries)
 	raw, _ := e.Spec["runtime"].(map[string]any)
 	p.Snippets = snippets(snippetInput{
 		Base: baseURL(r), Group: group, Kind: kind, Version: selected, Tags: e.Tags,
 		Schema: v.Schema, Runtime: v.Runtime, RawRuntime: raw, Catalog: e.Source.Catalog,
 	})
 	return s.render(w, r, http.StatusOK, "function", page{Title: kind + " (" + group + ")", Section: "functions", Body: p})
+}
+
+// listings are the catalogs among a function's entries, the publisher's first, each with the
+// versions it lists.
+func listings(entries []store.FunctionVersion) []listingView {
+	var out []listingView
+	at := map[string]int{}
+	for _, e := range entries {
+		if e.Source.Catalog == "" {
+			continue
+		}
+		i, ok := at[e.Source.Catalog]
+		if !ok {
+			i = len(out)
+			at[e.Source.Catalog] = i
+			l := listingView{Catalog: e.Source.Catalog, URL: catalogURL(e.Source.Catalog)}
+			if e.Source.CuratedBy != "" {
+				l.CuratedBy = &link{Label: e.Source.CuratedBy, URL: publisherURL(e.Source.CuratedBy)}
+			}
+			out = append(out, l)
+		}
+		out[i].Versions = append(out[i].Versions, e.Version)
+	}
+	for i := range out {
+		out[i].Versions = sortVersions(out[i].Versions)
+	}
+	return out
 }
 
 // decodeVersion reads a stored version object with the catalog package's own decoder, so that the

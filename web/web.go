@@ -30,6 +30,7 @@ type Store interface {
 	ListKeys(ctx context.Context, publisher string) ([]store.Key, error)
 	GetGroupOwner(ctx context.Context, group string) (store.GroupOwner, error)
 	ListGrants(ctx context.Context, publisher string) ([]store.Grant, error)
+	ListProposals(ctx context.Context, catalogName string) ([]store.Proposal, error)
 }
 
 // SignatureAnnotator fills in the Signature of function and catalog versions (verified, signed or

@@ -1,0 +1,105 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/oci/registrytest"
+)
+
+// kptMetadataAt copies the kpt metadata test data to a directory of its own, with every image in
+// the registry host, and returns it.
+func kptMetadataAt(t *testing.T, host string) string {
+	t.Helper()
+	dir := t.TempDir()
+	image := regexp.MustCompile(`(?m)^image: \S+/(\S+)`)
+	err := filepath.WalkDir("testdata/kpt-metadata", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "metadata.yaml" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dir, filepath.Base(filepath.Dir(path)), "metadata.yaml")
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(to, image.ReplaceAll(data, []byte("image: "+host+"/kpt-fn/$1")), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestCatalogImport imports kpt's metadata.yaml files against a registry on 127.0.0.1: every
+// image is pinned to the digest `oras resolve` reports for its tag, the catalog validates, a
+// hidden function is left out unless asked, an image without the tag is an error naming it, and
+// --offline writes unpinned images with a warning.
+func TestCatalogImport(t *testing.T) {
+	ociEnv(t)
+	oras := tool(t, "oras")
+	reg := registrytest.Distribution(t)
+	dir := kptMetadataAt(t, reg.Host)
+	for i, fn := range []string{"set-namespace", "set-labels", "starlark", "format"} {
+		registrytest.PushImage(t, reg.Host+"/kpt-fn/"+fn+":v0.4", fn)
+		registrytest.PushImage(t, reg.Host+"/kpt-fn/"+fn+":v0.5", fn+strings.Repeat("x", i+1))
+	}
+
+	out := mustRun(t, ExitOK, "", "catalog", "import", "--kpt-metadata", dir, "--tag", "v0.4", "--name", "kpt-functions")
+	v, err := catalog.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, findings := v.Validate("catalog.yaml", []byte(out), catalog.Options{})
+	if findings.HasErrors() || len(docs) != 1 {
+		t.Fatalf("the catalog does not validate: %v\n%s", findings, out)
+	}
+	cat, err := catalog.DecodeCatalog(docs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	type entry struct{ ID, Image, Home, License, Description string }
+	var got []entry
+	for _, f := range cat.Functions {
+		got = append(got, entry{f.ID(), f.Versions[0].Runtime.Container.Image, f.Home, f.Versions[0].License, f.Description})
+	}
+	var want []entry
+	for _, fn := range []string{"set-labels", "set-namespace", "starlark"} {
+		ref := reg.Host + "/kpt-fn/" + fn + ":v0.4"
+		dgst := strings.TrimSpace(mustCLI(t, t.TempDir(), oras, "resolve", "--plain-http", ref))
+		want = append(want, entry{"fn.kpt.dev/" + catalog.KptKind(fn), ref + "@" + dgst,
+			"https://github.com/kptdev/krm-functions-catalog/tree/master/functions/go/" + fn, "Apache-2.0", ""})
+	}
+	for i := range got {
+		got[i].Description = "" // compared below
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("imported functions (-want +got):\n%s\n%s", diff, out)
+	}
+	if f := cat.Functions[1]; f.Description != "Update namespace." || strings.Join(f.Tags, ",") != "mutator" || len(f.Versions[0].Examples) != 3 || f.Publisher != "kpt.dev" {
+		t.Errorf("SetNamespace: %+v", f)
+	}
+
+	withHidden := mustRun(t, ExitOK, "", "catalog", "import", "--kpt-metadata", dir, "--tag", "v0.5", "--name", "kpt-functions", "--include-hidden")
+	if !strings.Contains(withHidden, "kind: Format") || !strings.Contains(withHidden, reg.Host+"/kpt-fn/format:v0.5@sha256:") {
+		t.Errorf("--include-hidden:\n%s", withHidden)
+	}
+
+	code, _, stderr := run(t, "", "catalog", "import", "--kpt-metadata", dir, "--tag", "v9", "--name", "kpt-functions")
+	if code != ExitFailure || !strings.Contains(stderr, reg.Host+"/kpt-fn/set-namespace:v9") {
+		t.Errorf("a tag that does not resolve: exit %d\n%s", code, stderr)
+	}
+	code, offline, stderr := run(t, "", "catalog", "import", "--kpt-metadata", dir, "--tag", "v9", "--name", "kpt-functions", "--offline")
+	if code != ExitOK || strings.Contains(offline, "@sha256:") || !strings.Contains(offline, "image: "+reg.Host+"/kpt-fn/starlark:v9") ||
+		!strings.Contains(stderr, "warning: starlark: "+reg.Host+"/kpt-fn/starlark:v9 left unpinned") {
+		t.Errorf("--offline: exit %d\n%s\n%s", code, offline, stderr)
+	}
+}
