@@ -1,7 +1,6 @@
 package fn
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,43 +91,21 @@ type FunctionResults struct {
 }
 
 // RejectedError is a run rejected after its functions ran: the package cannot be written as they
-// left it, or a step's path annotations disagree. The last result of the last run records it (as
-// RejectedRun and a step's rejection put it there), so a command that reports the error need not
-// print that result as well.
-type RejectedError struct{ Err error }
+// left it, or a step's path annotations disagree. A step's rejection is recorded as the last error
+// result of its entry (rejected), a later one by the Report (Reject).
+type RejectedError struct {
+	Err  error
+	step bool // recorded in the step's own results
+}
 
 func (e *RejectedError) Error() string { return e.Err.Error() }
 func (e *RejectedError) Unwrap() error { return e.Err }
 
-// RejectedRun records, after the runs so far, that the run was rejected after its functions ran
-// (the package cannot be written as they left it, the output cannot be encoded): an entry named
-// stage with exit code 1 and an error result carrying err, so that results.yaml says what happened
-// rather than exitCode 0. The error returned is err as a *RejectedError.
-func RejectedRun(runs []FunctionResults, stage string, err error) ([]FunctionResults, error) {
-	fr, err := rejected(FunctionResults{Function: stage}, err)
-	return append(runs, fr), err
-}
-
-// RecordFailure makes the results of a run that ended with err say that it failed: when no run has a
-// non-zero exit code (a function that failed, an invalid config and a rejection all have one), err
-// is recorded as a RejectedRun named stage. Otherwise runs and err are returned as they are.
-func RecordFailure(runs []FunctionResults, stage string, err error) ([]FunctionResults, error) {
-	if err == nil {
-		return runs, nil
-	}
-	for _, r := range runs {
-		if r.ExitCode != 0 {
-			return runs, err
-		}
-	}
-	return RejectedRun(runs, stage, err)
-}
-
-// rejected marks a function's results as failed by err, and err as recorded there.
+// rejected marks a step's results as failed by err, and err as recorded there.
 func rejected(fr FunctionResults, err error) (FunctionResults, error) {
 	fr.ExitCode = 1
 	fr.Results = append(fr.Results, Result{Message: err.Error(), Severity: SeverityError})
-	return fr, &RejectedError{Err: err}
+	return fr, &RejectedError{Err: err, step: true}
 }
 
 // ResultsError is a function that reported error results: its message names the first of them
@@ -141,37 +118,6 @@ func (e *ResultsError) Error() string {
 
 // Is makes errors.Is(err, ErrFunctionFailed) true.
 func (e *ResultsError) Is(target error) bool { return target == ErrFunctionFailed }
-
-// Unrecorded returns the runs without the result that err repeats, for printing beside err itself:
-// for a *RejectedError the result recording it (the last result of the last run), for a
-// *ResultsError the error result its message names (the first error result of the last run).
-// Otherwise runs are returned as they are.
-func Unrecorded(runs []FunctionResults, err error) []FunctionResults {
-	if len(runs) == 0 {
-		return runs
-	}
-	rs := runs[len(runs)-1].Results
-	drop := -1
-	var rej *RejectedError
-	var re *ResultsError
-	switch {
-	case errors.As(err, &rej):
-		if len(rs) > 0 && rs[len(rs)-1].Message == rej.Err.Error() {
-			drop = len(rs) - 1
-		}
-	case errors.As(err, &re):
-		named, i := firstError(re.Results), firstError(rs)
-		if named >= 0 && i >= 0 && rs[i].String() == re.Results[named].String() {
-			drop = i
-		}
-	}
-	if drop < 0 {
-		return runs
-	}
-	out := slices.Clone(runs)
-	out[len(out)-1].Results = slices.Delete(slices.Clone(rs), drop, drop+1)
-	return out
-}
 
 // firstError returns the index of the first error result, -1 when there is none.
 func firstError(rs []Result) int {

@@ -8,57 +8,66 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestUnrecorded: the result that records a rejection is left out of what is printed beside the
-// error, wherever the rejection is wrapped; anything else is printed as it is.
-func TestUnrecorded(t *testing.T) {
+// TestReportShown: what a command prints beside Reason leaves off the result that records a step's
+// rejection, wherever the rejection is wrapped, since Reason says it; anything else is printed as
+// it is, and Reason does not repeat a result that is printed.
+func TestReportShown(t *testing.T) {
 	t.Parallel()
 	ran := FunctionResults{Function: "f", Results: []Result{{Message: "a warning", Severity: SeverityWarning}}}
 	why := errors.New("invalid package: nothing was written")
-	recorded, rejErr := RejectedRun([]FunctionResults{ran}, "write", why)
 	stepFR, stepErr := rejected(ran, why)
 	warn, bad, worse := Result{Message: "a warning", Severity: SeverityWarning}, Result{Message: "bad", Severity: SeverityError}, Result{Message: "worse", Severity: SeverityError}
 	failed := FunctionResults{Function: "g", ExitCode: 1, Results: []Result{warn, bad, worse}}
 	failedErr := fmt.Errorf("g: %w", &ResultsError{Results: failed.Results})
+	crashed := FunctionResults{Function: "h", ExitCode: 2, Stderr: "panic: boom\n"}
+	crashedErr := fmt.Errorf("h: %w", &FunctionError{ExitCode: 2, Stderr: crashed.Stderr, Err: errors.New("exit status 2; stderr: panic: boom")})
 	tests := []struct {
-		name string
-		runs []FunctionResults
-		err  error
-		want []FunctionResults
+		name       string
+		rep        *Report
+		want       []FunctionResults
+		wantReason string
 	}{
-		{"a rejected write", recorded, rejErr, []FunctionResults{ran, {Function: "write", ExitCode: 1, Results: []Result{}}}},
-		{"a rejected step, wrapped with its name", []FunctionResults{stepFR}, fmt.Errorf("f: %w", stepErr), []FunctionResults{{Function: "f", ExitCode: 1, Results: ran.Results}}},
-		{"a function's error results, the first named by the error", []FunctionResults{ran, failed}, failedErr,
-			[]FunctionResults{ran, {Function: "g", ExitCode: 1, Results: []Result{warn, worse}}}},
-		{"error results the last run does not hold", []FunctionResults{failed, ran}, failedErr, []FunctionResults{failed, ran}},
-		{"a function's own failure", recorded, errors.New("function failed"), recorded},
-		{"no error", recorded, nil, recorded},
-		{"a rejection the last result does not record", []FunctionResults{ran}, rejErr, []FunctionResults{ran}},
+		{"a rejected write", (&Report{Runs: []FunctionResults{ran}}).Reject("write", why), []FunctionResults{ran}, why.Error()},
+		{"a rejected step, wrapped with its name", &Report{Runs: []FunctionResults{stepFR}, Err: fmt.Errorf("f: %w", stepErr)},
+			[]FunctionResults{{Function: "f", ExitCode: 1, Results: ran.Results}}, "f: " + why.Error()},
+		{"a function's error results: all printed, the reason names none", &Report{Runs: []FunctionResults{ran, failed}, Err: failedErr},
+			[]FunctionResults{ran, failed}, "g: function failed (exit code 1): its error results above say why"},
+		{"a function that failed with no result: its standard error says why", &Report{Runs: []FunctionResults{ran, crashed}, Err: crashedErr},
+			[]FunctionResults{ran, crashed}, "h: function failed (exit code 2): its standard error above says why"},
+		{"error results the last run does not hold", &Report{Runs: []FunctionResults{failed, ran}, Err: failedErr}, []FunctionResults{failed, ran}, failedErr.Error()},
+		{"a failure nothing else tells", &Report{Runs: []FunctionResults{{Function: "x", ExitCode: 1}}, Err: fmt.Errorf("x: %w", &FunctionError{Err: errors.New("no such file")})},
+			[]FunctionResults{{Function: "x", ExitCode: 1}}, "x: no such file"},
+		{"no error", &Report{Runs: []FunctionResults{ran}}, []FunctionResults{ran}, ""},
+		{"a rejection the runs do not record", &Report{Runs: []FunctionResults{ran}, Err: &RejectedError{Err: why}}, []FunctionResults{ran}, why.Error()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if diff := cmp.Diff(tc.want, Unrecorded(tc.runs, tc.err)); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, tc.rep.Shown()); diff != "" {
+				t.Errorf("shown (-want +got):\n%s", diff)
+			}
+			if got := tc.rep.Reason(); got != tc.wantReason {
+				t.Errorf("reason %q, want %q", got, tc.wantReason)
 			}
 		})
 	}
-	if !errors.Is(rejErr, why) || rejErr.Error() != why.Error() {
-		t.Errorf("RejectedRun's error %v does not carry %v as it is", rejErr, why)
+	if !errors.Is(stepErr, why) || stepErr.Error() != why.Error() {
+		t.Errorf("a step's rejection %v does not carry %v as it is", stepErr, why)
 	}
 	if !errors.Is(failedErr, ErrFunctionFailed) || failedErr.Error() != "g: function failed: 2 error results, the first: [error]: bad" {
 		t.Errorf("ResultsError says %q", failedErr)
 	}
-	if diff := cmp.Diff(bad, failed.Results[1]); diff != "" {
-		t.Error("Unrecorded changed the runs it was given")
+	if diff := cmp.Diff(why.Error(), stepFR.Results[len(stepFR.Results)-1].Message); diff != "" {
+		t.Errorf("the step's record (-want +got):\n%s", diff)
 	}
-	if recorded[1].Results[0].Message != why.Error() {
-		t.Errorf("the record says %q, want %q", recorded[1].Results[0].Message, why)
+	if len(ran.Results) != 1 {
+		t.Error("Shown changed the runs it was given")
 	}
 }
 
-// TestRecordFailure: a failure no run records is added as a rejection; one a run already records
-// (a non-zero exit code) is left alone.
-func TestRecordFailure(t *testing.T) {
+// TestReportRejectUnrecorded: a failure no run records is added to the results as a rejection;
+// one a run already records (a non-zero exit code) is left alone.
+func TestReportRejectUnrecorded(t *testing.T) {
 	t.Parallel()
 	ok := FunctionResults{Function: "f"}
 	failed := FunctionResults{Function: "g", ExitCode: 1, Results: []Result{{Message: "bad", Severity: SeverityError}}}
@@ -78,14 +87,41 @@ func TestRecordFailure(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := RecordFailure(tc.runs, "render", tc.err)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("runs (-want +got):\n%s", diff)
+			rep := (&Report{Runs: tc.runs}).RejectUnrecorded("render", tc.err)
+			if diff := cmp.Diff(tc.want, rep.Results()); diff != "" {
+				t.Errorf("results (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.runs, rep.Shown()); diff != "" {
+				t.Errorf("shown (-want +got):\n%s", diff)
 			}
 			var rej *RejectedError
-			if errors.As(err, &rej) != tc.rejected || !errors.Is(err, tc.err) {
-				t.Errorf("error %v (%T), want %v, rejected %v", err, err, tc.err, tc.rejected)
+			if errors.As(rep.Err, &rej) != tc.rejected || !errors.Is(rep.Err, tc.err) {
+				t.Errorf("error %v (%T), want %v, rejected %v", rep.Err, rep.Err, tc.err, tc.rejected)
 			}
 		})
+	}
+}
+
+// TestShowsStderr: a function's standard error is printed unless it reported an error result.
+func TestShowsStderr(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		fr   FunctionResults
+		want bool
+	}{
+		{"none", FunctionResults{}, false},
+		{"progress", FunctionResults{Stderr: "pulling\n"}, true},
+		{"beside an info result", FunctionResults{Stderr: "made 1\n", Results: []Result{{Message: "done"}}}, true},
+		{"beside an error result", FunctionResults{ExitCode: 1, Stderr: "[error] bad\n", Results: []Result{{Message: "bad", Severity: SeverityError}}}, false},
+		{"a crash", FunctionResults{ExitCode: 2, Stderr: "panic\n"}, true},
+	}
+	for _, tc := range tests {
+		if got := tc.fr.ShowsStderr(); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if diff := cmp.Diff([]StepLine{{Name: "f", ExitCode: 3}, {Name: "g"}}, StepLines([]FunctionResults{{Function: "f", ExitCode: 3, Stderr: "x"}, {Function: "g"}})); diff != "" {
+		t.Errorf("step lines (-want +got):\n%s", diff)
 	}
 }

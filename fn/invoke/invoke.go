@@ -2,7 +2,8 @@
 // function configs and the input (a package directory, or a ResourceList or stream of resources on
 // standard input), has the configs prepared while the input is read, runs the pipeline, and works
 // out what comes of it: bytes to print in the input's shape, or the changes to the package under
-// its write rule (fn.Package.Writable). It prints nothing: commands print what it returns.
+// its write rule (fn.Package.Writable), which it writes. It prints nothing: Run's fn.Report says
+// what to print.
 package invoke
 
 import (
@@ -51,17 +52,15 @@ type Request struct {
 	// DryRun returns the resulting resources of a package, with their path annotations, as a YAML
 	// ResourceList to print instead of changes to write; it is refused where the write would be.
 	DryRun bool
+	// ResultsDir, when set, receives the results (fn.WriteResults) of a run that got as far as its
+	// functions, whether it succeeded or not.
+	ResultsDir string
 }
 
-// Outcome is what a run came to.
+// Outcome is what comes of a pipeline over a package (PackageOutput).
 type Outcome struct {
-	// Skipped lists the package's files that were not read: they hold no Kubernetes resources.
-	Skipped []string
-	// Runs are the results of every function that ran, or of the invalid configs; with an error, a
-	// write the package refused is the last entry.
-	Runs []fn.FunctionResults
-	// Output is what to print: the result in the shape of standard input, or a dry run's list. It is
-	// nil when the result goes into the package directory.
+	// Output is what to print: a dry run's list, or the resources for another tool. It is nil when
+	// the result goes into the package directory.
 	Output []byte
 	// Changes are the files Apply writes or deletes.
 	Changes []fn.FileChange
@@ -87,13 +86,35 @@ type source struct {
 }
 
 // Run reads the request's configs and input, prepares the configs with p while the input is read,
-// and runs them. The Outcome is returned with an error too, carrying what is known by then (the
-// skipped files, the runs so far) so that the caller can report it; nothing is written (Apply is
-// the caller's).
-func Run(ctx context.Context, p Preparer, req Request) (*Outcome, error) {
+// runs them, and writes the result back into the package directory (or leaves it in the report's
+// Output to print). What to be written is worked out before the results are written, so that a run
+// rejected there (a path the write rule refuses, two resources at one path and index) is in them;
+// nothing is written when the run fails. The report is never nil; its Err is the error returned.
+func Run(ctx context.Context, p Preparer, req Request) (*fn.Report, error) {
+	rep := &fn.Report{}
+	ran, out := run(ctx, p, req, rep)
+	if ran && req.ResultsDir != "" {
+		if err := rep.WriteResults(req.ResultsDir); err != nil {
+			rep.Err = err
+		}
+	}
+	if rep.Err == nil && out != nil {
+		if err := out.Apply(); err != nil {
+			rep.Err = err
+		} else if out.pkg != nil {
+			rep.Changes = out.Changes
+		}
+	}
+	return rep, rep.Err
+}
+
+// run fills the report up to the write: ran says the run got as far as preparing its functions,
+// and out is what is to be written.
+func run(ctx context.Context, p Preparer, req Request, rep *fn.Report) (ran bool, out *Outcome) {
 	configs, localConfigs, err := ReadConfigs(req.ConfigFiles)
 	if err != nil {
-		return nil, err
+		rep.Fail(err, true)
+		return false, nil
 	}
 	// the input is read and parsed while the functions are resolved and fetched
 	read := make(chan source, 1)
@@ -108,59 +129,58 @@ func Run(ctx context.Context, p Preparer, req Request) (*Outcome, error) {
 	}
 	if len(configs) == 0 {
 		if got.err != nil {
-			return nil, got.err
+			rep.Fail(got.err, true)
+		} else {
+			rep.Fail(&InputError{Err: ErrNoFunction}, true)
 		}
-		return nil, &InputError{Err: ErrNoFunction}
+		return false, nil
 	}
 	steps, invalid, prepErr := p.Prepare(ctx, configs)
 	got = <-read
 	if got.err != nil {
-		return nil, got.err
+		var ie *InputError
+		rep.Fail(got.err, errors.As(got.err, &ie))
+		return false, nil
 	}
-	o := &Outcome{}
 	if got.pkg != nil {
-		o.Skipped = got.pkg.Skipped
+		rep.Skipped = got.pkg.Skipped
 	}
 	if prepErr != nil {
-		o.Runs = invalid
-		return o, prepErr
+		rep.Runs = invalid
+		rep.Fail(prepErr, false)
+		return true, nil
 	}
-	out, runs, runErr := fn.Run(ctx, steps, got.items)
-	o.Runs = runs
+	items, runs, runErr := fn.Run(ctx, steps, got.items)
+	rep.Runs, rep.Steps = runs, fn.StepLines(runs)
 	if runErr != nil {
-		return o, runErr
+		rep.Fail(runErr, false)
+		return true, nil
 	}
-	// what would be written is worked out before the results are reported, so that a run rejected
-	// here (a path the write rule refuses, two resources at one path and index) is in the results
-	if err := o.output(got, req.DryRun, out); err != nil {
-		o.Runs, err = fn.RejectedRun(o.Runs, "krm-catalog fn run: write", err)
-		return o, err
+	out, err = output(got, req.DryRun, items, runs)
+	if err != nil {
+		rep.Reject("krm-catalog fn run: write", err)
+		return true, nil
 	}
-	return o, nil
+	rep.Output = out.Output
+	return true, out
 }
 
 // output encodes what is printed (standard input's shape, or a dry run's list), or plans the
 // changes to the package directory.
-func (o *Outcome) output(got source, dryRun bool, out []*yaml.RNode) error {
+func output(got source, dryRun bool, items []*yaml.RNode, runs []fn.FunctionResults) (*Outcome, error) {
 	if got.pkg == nil {
-		res := &fn.ResourceList{APIVersion: got.list.APIVersion, Items: out, FunctionConfig: got.list.FunctionConfig}
-		for _, run := range o.Runs {
+		res := &fn.ResourceList{APIVersion: got.list.APIVersion, Items: items, FunctionConfig: got.list.FunctionConfig}
+		for _, run := range runs {
 			res.Results = append(res.Results, run.Results...)
 		}
 		data, err := res.EncodeOutput(got.in)
-		o.Output = data
-		return err
+		return &Outcome{Output: data}, err
 	}
 	dest := WriteBack
 	if dryRun {
 		dest = DryRun
 	}
-	po, err := PackageOutput(got.pkg, out, dest)
-	if err != nil {
-		return err
-	}
-	o.Output, o.Changes, o.pkg = po.Output, po.Changes, po.pkg
-	return nil
+	return PackageOutput(got.pkg, items, dest)
 }
 
 // Destination is where a package's resulting resources go.
@@ -200,14 +220,14 @@ func PackageOutput(pkg *fn.Package, items []*yaml.RNode, dest Destination) (*Out
 			return nil, err
 		}
 		if dest == WriteBack {
-			return &Outcome{Skipped: pkg.Skipped, Changes: changes, pkg: pkg}, nil
+			return &Outcome{Changes: changes, pkg: pkg}, nil
 		}
 	}
 	data, err := (&fn.ResourceList{Items: items}).Encode(fn.YAML)
 	if err != nil {
 		return nil, err
 	}
-	return &Outcome{Skipped: pkg.Skipped, Output: data}, nil
+	return &Outcome{Output: data}, nil
 }
 
 // ReadConfigs reads function configs: every document of every file, in order. local lists the
@@ -289,7 +309,7 @@ func Proxy(ctx context.Context, p Preparer, data []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	out, runs, runErr := run(ctx, p, []*yaml.RNode{cfg}, list.Items)
+	out, runs, runErr := runConfigs(ctx, p, []*yaml.RNode{cfg}, list.Items)
 	res := &fn.ResourceList{APIVersion: list.APIVersion, Items: out, FunctionConfig: list.FunctionConfig}
 	if runErr != nil {
 		res.Items = list.Items
@@ -308,7 +328,7 @@ func Proxy(ctx context.Context, p Preparer, data []byte) ([]byte, error) {
 	return enc, runErr
 }
 
-func run(ctx context.Context, p Preparer, configs, items []*yaml.RNode) ([]*yaml.RNode, []fn.FunctionResults, error) {
+func runConfigs(ctx context.Context, p Preparer, configs, items []*yaml.RNode) ([]*yaml.RNode, []fn.FunctionResults, error) {
 	steps, invalid, err := p.Prepare(ctx, configs)
 	if err != nil {
 		return nil, invalid, err

@@ -66,7 +66,7 @@ func (r *Runner) containerFunction(cfg container.Config, server bool, format fn.
 		key := fmt.Sprintf("container\x00%s\x00%t\x00%q", cfg.Image, cfg.Network, cfg.Mounts)
 		return r.pool.Function(key, &container.Launcher{Config: cfg, Stderr: r.o.Stderr}, r.o.Timeout)
 	}
-	return &container.Function{Config: cfg, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: format}
+	return &container.Function{Config: cfg, Stderr: r.callStderr(), Timeout: r.o.Timeout, Format: format}
 }
 
 func (r *Runner) catalogExec(ctx context.Context, res *resolver.Resolution) (fn.Function, error) {
@@ -95,7 +95,15 @@ func (r *Runner) execFunction(path string, args, env []string, server bool, form
 	if server && len(args) == 0 {
 		return r.pool.Function("exec\x00"+path, &exec.Launcher{Path: path, Env: env, Stderr: r.o.Stderr}, r.o.Timeout)
 	}
-	return &exec.Function{Path: path, Args: args, Env: env, Stderr: r.o.Stderr, Timeout: r.o.Timeout, Format: format}
+	return &exec.Function{Path: path, Args: args, Env: env, Stderr: r.callStderr(), Timeout: r.o.Timeout, Format: format}
+}
+
+// callStderr is where one call's standard error goes as it is written (Options.QuietCalls).
+func (r *Runner) callStderr() io.Writer {
+	if r.o.QuietCalls {
+		return nil
+	}
+	return r.o.Stderr
 }
 
 // MaxScriptBytes bounds a starlark script.
@@ -149,7 +157,7 @@ func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) 
 
 // starlark is a starlark function, in the sandbox process when the runner has one.
 func (r *Runner) starlark(name, script string) fn.Function {
-	return &starlark.Function{Name: name, Script: script, Timeout: r.o.Timeout, Stderr: r.o.Stderr, Sandbox: r.o.StarlarkSandbox}
+	return &starlark.Function{Name: name, Script: script, Timeout: r.o.Timeout, Stderr: r.callStderr(), Sandbox: r.o.StarlarkSandbox}
 }
 
 // explicit builds the function for a runtime the config names itself. The user wrote it, so images

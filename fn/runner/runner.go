@@ -59,6 +59,10 @@ type Options struct {
 	Timeout time.Duration
 	// Stderr receives the functions' standard error.
 	Stderr io.Writer
+	// QuietCalls keeps what a function writes on standard error during a call out of Stderr: the
+	// call's results hold it (FunctionResults.Stderr), for a caller that prints it with them. A
+	// function server's own log, which belongs to no one call, still goes to Stderr.
+	QuietCalls bool
 	// CacheDir is the cache root (executables, scripts); "" means os.UserCacheDir()/krm-catalog.
 	CacheDir string
 	// BaseDir resolves relative exec and starlark paths of explicit runtimes; "" means the working

@@ -1,10 +1,7 @@
 package cmd
 
 import (
-	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -44,72 +41,18 @@ Composition's catalogs field).`,
   krm-catalog build app/ --catalog https://example.com/catalog.yaml --trusted-catalog https://example.com/catalog.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := args[0]
-			if hasComposition(dir) {
-				return buildComposition(cmd, &o, dir, resultsDir)
-			}
-			kflags, err := k.flags(cmd.Flags(), o.env)
-			if err != nil {
-				return usageErr(err)
-			}
-			stderr := cmd.ErrOrStderr()
-			p := &preparers{o: &o, stderr: stderr, baseDir: dir, runners: map[string]*runner.Runner{}}
+			o.quietCalls = true
+			p := &preparers{o: &o, stderr: cmd.ErrOrStderr(), baseDir: args[0], runners: map[string]*runner.Runner{}}
 			defer p.Close()
-			out, runs, err := kustomize.Build(cmd.Context(), dir, kustomize.Options{Kustomize: kflags, Functions: p})
-			if rerr := reportResults(stderr, resultsDir, runs, err); rerr != nil {
-				return rerr
-			}
-			if err != nil {
-				if errors.Is(err, kustomize.ErrInvalid) {
-					return usageErr(err)
-				}
-				return runExit(err)
-			}
-			_, err = cmd.OutOrStdout().Write(out)
-			return err
+			opts := kustomize.Options{Kustomize: k.flags(cmd.Flags(), o.env), Functions: p}
+			rep, _ := kustomize.Run(cmd.Context(), args[0], opts, resultsDir)
+			return printReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep)
 		},
 	}
 	o.addRunFlags(cmd.Flags())
 	k.add(cmd.Flags())
 	cmd.Flags().StringVar(&resultsDir, "results-dir", "", "write the functions' results to DIR/results.yaml")
 	return cmd
-}
-
-// hasComposition reports a directory holding a composition.yaml (and no kustomization file: with
-// both, the composition loader reports KEP-2299's error).
-func hasComposition(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, composition.FileName))
-	return err == nil
-}
-
-func buildComposition(cmd *cobra.Command, o *fnOptions, dir, resultsDir string) error {
-	comp, err := composition.Load(dir)
-	if err != nil {
-		return usageErr(err)
-	}
-	o.catalogs = append(o.catalogs, comp.Catalogs...)
-	stderr := cmd.ErrOrStderr()
-	r, err := o.runner(stderr, dir)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	items, runs, runErr := comp.Run(cmd.Context(), r)
-	if err := reportResults(stderr, resultsDir, runs, runErr); err != nil {
-		return err
-	}
-	if runErr != nil {
-		return runExit(runErr)
-	}
-	if len(items) == 0 {
-		return runExit(errors.New("the composition produced no resources"))
-	}
-	data, err := composition.Format(items)
-	if err != nil {
-		return err
-	}
-	_, err = cmd.OutOrStdout().Write(data)
-	return err
 }
 
 // preparers hands the build one runner per list of catalogs (the command line's, then a
@@ -165,17 +108,14 @@ func (k *kustomizeFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVar(&k.AsCurrentUser, "as-current-user", false, "kustomize: run kustomize's container functions as the current user")
 }
 
-// flags returns the flags for kustomize, checked: --reorder counts only when given, as in
-// kustomize build (otherwise the kustomization's sortOptions decide). env is --env, which
-// kustomize's own functions get as the catalog's functions do.
-func (k *kustomizeFlags) flags(fs *pflag.FlagSet, env []string) (*kustomize.Flags, error) {
+// flags returns the flags for kustomize (kustomize.Run checks them): --reorder counts only when
+// given, as in kustomize build (otherwise the kustomization's sortOptions decide). env is --env,
+// which kustomize's own functions get as the catalog's functions do.
+func (k *kustomizeFlags) flags(fs *pflag.FlagSet, env []string) *kustomize.Flags {
 	f := k.Flags
 	f.Env = env
 	if fs.Changed("reorder") {
 		f.Reorder = &k.reorder
 	}
-	if err := f.Check(); err != nil {
-		return nil, err
-	}
-	return &f, nil
+	return &f
 }

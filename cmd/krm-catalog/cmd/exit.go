@@ -25,7 +25,8 @@ func (e *exitError) Error() string {
 
 func (e *exitError) Unwrap() error { return e.err }
 
-// usageErr exits 2: the command line was wrong, or its input could not be read.
+// usageErr exits 2: the command line was wrong, or its input could not be read. err nil: the
+// command has already printed why.
 func usageErr(err error) error { return &exitError{code: ExitUsage, err: err} }
 
 // failure exits 1: a check found errors or an operation failed. err nil: the command has already

@@ -42,8 +42,11 @@ type fnOptions struct {
 	runtime                 string
 	yamlWire                bool
 	prefer                  []string // not a flag: fn serve sets it
-	serverMode              string
-	noSkip                  bool
+	// not a flag: the commands that print a fn.Report set it, which prints a call's standard error
+	// with its results, once (runner.Options.QuietCalls)
+	quietCalls bool
+	serverMode string
+	noSkip     bool
 }
 
 func (o *fnOptions) addResolveFlags(fs *pflag.FlagSet) {
@@ -184,6 +187,7 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 		StarlarkSandbox:    &starlark.Sandbox{Command: []string{exe, starlark.SandboxArg}, MaxMemory: o.starlarkMemory},
 		Timeout:            o.timeout,
 		Stderr:             stderr,
+		QuietCalls:         o.quietCalls,
 		CacheDir:           o.cache().Root,
 		BaseDir:            baseDir,
 		OCI:                oa,
@@ -211,26 +215,6 @@ func runExit(err error) error {
 		return usageErr(err)
 	}
 	return failure(err)
-}
-
-// reportResults writes results for people on stderr and, with a results directory, to
-// DIR/results.yaml. runErr is the error the run ends with: when a result only records it (a run
-// rejected after its functions ran), that result is left off stderr, where the error is printed.
-func reportResults(stderr io.Writer, dir string, runs []fn.FunctionResults, runErr error) error {
-	for _, r := range fn.Unrecorded(runs, runErr) {
-		for _, res := range r.Results {
-			fmt.Fprintf(stderr, "%s: %s\n", r.Function, res.String())
-		}
-	}
-	if dir == "" {
-		return nil
-	}
-	p, err := fn.WriteResults(dir, runs)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(stderr, "results written to", p)
-	return nil
 }
 
 // Tags lists an image repository's tags in its registry (kpt.TagLister), for a Kptfile step whose

@@ -45,7 +45,7 @@ written), 2 for usage errors such as an untrusted catalog.`,
   kustomize build . | krm-catalog fn run - --fn-config labels.yaml --catalog oci://registry.example.com/catalogs/platform:v1 --trusted-catalog oci://registry.example.com/catalogs/platform:v1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runExit(fnRun(cmd.Context(), cmd, &o, args[0], configs, resultsDir, dryRun))
+			return fnRun(cmd.Context(), cmd, &o, args[0], configs, resultsDir, dryRun)
 		},
 	}
 	o.addRunFlags(cmd.Flags())
@@ -56,43 +56,25 @@ written), 2 for usage errors such as an untrusted catalog.`,
 }
 
 func fnRun(ctx context.Context, cmd *cobra.Command, o *fnOptions, targetPath string, configFiles []string, resultsDir string, dryRun bool) error {
-	stderr := cmd.ErrOrStderr()
-	r, err := o.runner(stderr, "")
+	o.quietCalls = true
+	r, err := o.runner(cmd.ErrOrStderr(), "")
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	req := invoke.Request{ConfigFiles: configFiles, Dir: targetPath, DryRun: dryRun}
+	req := invoke.Request{ConfigFiles: configFiles, Dir: targetPath, DryRun: dryRun, ResultsDir: resultsDir}
 	if targetPath == "-" {
 		req.Dir, req.Stdin = "", cmd.InOrStdin()
 	}
-	res, runErr := invoke.Run(ctx, r, req)
-	if res == nil {
-		return invokeExit(runErr)
+	rep, _ := invoke.Run(ctx, r, req)
+	if errors.Is(rep.Err, invoke.ErrNoFunction) {
+		rep.Err = fmt.Errorf("%w: give --fn-config FILE", rep.Err)
 	}
-	reportSkipped(stderr, res.Skipped)
-	if err := reportResults(stderr, resultsDir, res.Runs, runErr); err != nil {
-		return err
-	}
-	if runErr != nil {
-		return runErr
-	}
-	if res.Output != nil {
-		_, err := cmd.OutOrStdout().Write(res.Output)
-		return err
-	}
-	if err := res.Apply(); err != nil {
-		return err
-	}
-	reportChanges(stderr, res.Changes)
-	return nil
+	return printReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), rep)
 }
 
 // invokeExit makes input that could not be read a usage error.
 func invokeExit(err error) error {
-	if errors.Is(err, invoke.ErrNoFunction) {
-		return usageErr(fmt.Errorf("%w: give --fn-config FILE", err))
-	}
 	var ie *invoke.InputError
 	if errors.As(err, &ie) {
 		return usageErr(err)
