@@ -286,7 +286,7 @@ spec:
 		{[]string{"verify", "--require-signatures", good}, "at least one trusted key"},
 		{[]string{"verify", "--format", "xml", good}, "--format must be one of"},
 		{[]string{"verify", "missing.yaml"}, "missing.yaml"},
-		{[]string{"verify", "http://" + reg.Host + "/catalog.yaml"}, "plain http is refused"},
+		{[]string{"verify", "http://catalogs.invalid/catalog.yaml"}, "plain http is refused beyond this machine"},
 		{[]string{"verify", "--key", "missing.pub", good}, "missing.pub"},
 	} {
 		if code, _, stderr := run(t, "", tc.args...); code != ExitUsage || !strings.Contains(stderr, tc.want) {
