@@ -156,6 +156,7 @@ run_example() {
 	else
 		(cd "$w/got" && "$WORK/krm-catalog" fn render . "${flags[@]}") >"$w/out" 2>&1 || code=$?
 	fi
+	if grep -q '^not kpt fn eval: pkg init' "$w/out"; then echo "differs: its exec.sh runs kpt pkg init, which krm-catalog has not"; return; fi
 	if [ "$code" != "$expcode" ]; then echo "exit-$code-want-$expcode"; return; fi
 	# Kptfile status is kpt 1.0's (a separate comparison); everything else byte for byte
 	if same "$w/want" "$w/got" >"$w/diff"; then
