@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.starlark.net/starlark"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
@@ -149,4 +150,38 @@ ZipFile(base64.decode("` + archive + `")).open("b.txt")`, `"b.txt" not found`},
 			}
 		})
 	}
+}
+
+// The csv and zipfile readers take whatever a package holds: no input panics them.
+func FuzzDocumentModules(f *testing.F) {
+	f.Add("a,b\n\"c\"\"d\",e\r1\n", ";")
+	f.Add("PK\x03\x04", "")
+	f.Fuzz(func(t *testing.T, data, comma string) {
+		th := &starlark.Thread{}
+		_, _ = csvReadAll(th, starlark.NewBuiltin("read_all", nil), starlark.Tuple{starlark.String(data)}, []starlark.Tuple{{starlark.String("comma"), starlark.String(comma)}, {starlark.String("lazy_quotes"), starlark.True}})
+		zf, err := newZipFile(th, starlark.NewBuiltin("ZipFile", nil), starlark.Tuple{starlark.String(data)}, nil)
+		if err != nil {
+			return
+		}
+		names, err := starlark.Call(th, mustAttr(t, zf, "namelist"), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for v := range names.(*starlark.List).Elements() {
+			info, err := starlark.Call(th, mustAttr(t, zf, "open"), starlark.Tuple{v}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = starlark.Call(th, mustAttr(t, info, "read"), nil, nil)
+		}
+	})
+}
+
+func mustAttr(t *testing.T, v starlark.Value, name string) starlark.Value {
+	t.Helper()
+	a, err := v.(starlark.HasAttrs).Attr(name)
+	if err != nil || a == nil {
+		t.Fatalf("no %s: %v", name, err)
+	}
+	return a
 }
