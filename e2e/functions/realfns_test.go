@@ -96,6 +96,10 @@ func TestRealFunctionsAsKptRunsThem(t *testing.T) {
 		{name: "yaml-only", pkg: "yaml-only", why: "a function that reads only YAML text is sent YAML"},
 		{name: "generate", pkg: "generate", why: "a new resource lands at kyaml's default path, <namespace>/<kind>_<name>.yaml, the name's case kept"},
 		{name: "starlark", pkg: "starlark", why: "--runtime exec runs the trusted catalog's executable for kpt's starlark image"},
+		{name: "attribution", pkg: "attribution", why: "render marks Config Connector resources (local config too) with kpt's usage annotation, " +
+			"adding its fn group to a value already there"},
+		{name: "attribution through fn run", pkg: "attribution", fnRun: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\nruntime:\n  container:\n    image: example.com/fns/sdk-labels:v1\ndata:\n  tier: web\n",
+			why: "fn run, as kpt fn eval, adds no usage annotation"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

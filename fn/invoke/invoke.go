@@ -111,14 +111,16 @@ func Run(ctx context.Context, p Preparer, req Request) (*fn.Report, error) {
 // run fills the report up to the write: ran says the run got as far as preparing its functions,
 // and out is what is to be written.
 func run(ctx context.Context, p Preparer, req Request, rep *fn.Report) (ran bool, out *Outcome) {
-	configs, localConfigs, err := ReadConfigs(req.ConfigFiles)
+	configs, err := ReadConfigs(req.ConfigFiles)
 	if err != nil {
 		rep.Fail(err, true)
 		return false, nil
 	}
-	// the input is read and parsed while the functions are resolved and fetched
+	// the input is read and parsed while the functions are resolved and fetched; a config file
+	// inside the package is not function input and its file is left as it is, as kpt fn eval
+	// leaves its --fn-config
 	read := make(chan source, 1)
-	go func() { read <- readSource(req, localConfigs) }()
+	go func() { read <- readSource(req, req.ConfigFiles) }()
 	var got source
 	if len(configs) == 0 {
 		got = <-read
@@ -230,32 +232,24 @@ func PackageOutput(pkg *fn.Package, items []*yaml.RNode, dest Destination) (*Out
 	return &Outcome{Output: data}, nil
 }
 
-// ReadConfigs reads function configs: every document of every file, in order. local lists the
-// files whose documents are all local config (config.kubernetes.io/local-config: "true"): only those
-// are left out of a package they live in; any other config file there is one of its resources.
-func ReadConfigs(files []string) (configs []*yaml.RNode, local []string, err error) {
+// ReadConfigs reads function configs: every document of every file, in order.
+func ReadConfigs(files []string) (configs []*yaml.RNode, err error) {
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return nil, nil, &InputError{Err: fmt.Errorf("read function config: %w", err)}
+			return nil, &InputError{Err: fmt.Errorf("read function config: %w", err)}
 		}
 		rl, _, err := fn.DecodeInput(data)
 		if err != nil {
-			return nil, nil, inputErrorf("function config %s: %w", f, err)
-		}
-		allLocal := len(rl.Items) > 0
-		for _, it := range rl.Items {
-			allLocal = allLocal && fn.IsLocalConfig(it)
-		}
-		if allLocal {
-			local = append(local, f)
+			return nil, inputErrorf("function config %s: %w", f, err)
 		}
 		configs = append(configs, rl.Items...)
 	}
-	return configs, local, nil
+	return configs, nil
 }
 
-func readSource(req Request, localConfigs []string) source {
+// readSource reads the input; the files named in exclude are left out of a package they are in.
+func readSource(req Request, exclude []string) source {
 	if req.Dir == "" {
 		data, err := ReadInput(req.Stdin)
 		if err != nil {
@@ -267,7 +261,7 @@ func readSource(req Request, localConfigs []string) source {
 		}
 		return source{items: list.Items, in: in, list: list}
 	}
-	pkg, items, err := fn.ReadPackage(req.Dir, localConfigs...)
+	pkg, items, err := fn.ReadPackage(req.Dir, exclude...)
 	if err != nil {
 		return source{err: &InputError{Err: err}}
 	}

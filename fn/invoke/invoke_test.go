@@ -267,3 +267,36 @@ func TestProxy(t *testing.T) {
 		}
 	})
 }
+
+// TestRunLeavesItsConfigFileInThePackageAlone: a --fn-config file inside the package is not
+// function input and its file is not changed, local config or not, as kpt fn eval treats its
+// --fn-config (kpt's runfn excludes the resources read from that path and writes them back as read).
+func TestRunLeavesItsConfigFileInThePackageAlone(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, config string }{
+		{"a resource", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nmetadata:\n  name: ns\nnamespace: shop\n"},
+		{"local config", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nmetadata:\n  name: ns\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nnamespace: shop\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			writeFile(t, dir, "cm.yaml", cm)
+			cfg := writeFile(t, dir, "fn.yaml", tc.config)
+			// Run writes the package itself
+			if _, err := Run(context.Background(), &preparer{f: setNamespace{}}, Request{ConfigFiles: []string{cfg}, Dir: dir}); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # kept\n  namespace: shop\n", "fn.yaml": tc.config}
+			for name, w := range want {
+				got, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(w, string(got)); d != "" {
+					t.Errorf("%s (-want +got):\n%s", name, d)
+				}
+			}
+		})
+	}
+}

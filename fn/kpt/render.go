@@ -28,6 +28,8 @@ type Options struct {
 	// Tags lists a registry's tags, for a step whose tag constraint names an image no trusted
 	// catalog lists; nil refuses such a step.
 	Tags TagLister
+	// Getenv reads the environment (DisableAttributionEnv); nil is os.Getenv.
+	Getenv func(string) string
 }
 
 // Result is a rendered package, not yet written.
@@ -183,9 +185,11 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 	if err != nil {
 		if res.save && out != nil {
 			res.Items, res.Saved = out, true
+			attribute(out, o.Getenv)
 		}
 		return res, err
 	}
+	attribute(out, o.Getenv)
 	res.Items = out
 	return res, nil
 }

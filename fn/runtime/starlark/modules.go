@@ -19,10 +19,18 @@ import (
 )
 
 // kpt's starlark function offers the modules of github.com/qri-io/starlib and its own krmfn to
-// load(). These are the ones a KRM function has a use for and that stay inside the sandbox, under
-// kpt's names; http (network), and bsoup, html, geo, xlsx, zipfile and csv (documents a resource
-// does not hold) are left out.
+// load(). These are the ones that stay inside the sandbox, under kpt's names, with docModules'
+// csv and zipfile; http and xlsx (whose one entry point fetches a URL) need the network and are
+// left out, and so are bsoup, html and geo (docs/kpt.md says why).
 func modules() map[string]starlark.StringDict {
+	mods := coreModules()
+	for name, m := range docModules() {
+		mods[name] = m
+	}
+	return mods
+}
+
+func coreModules() map[string]starlark.StringDict {
 	json := &starlarkstruct.Module{Name: "json", Members: starlark.StringDict{
 		"encode": starjson.Module.Members["encode"],
 		"decode": starjson.Module.Members["decode"],
