@@ -259,7 +259,8 @@ func TestRejections(t *testing.T) {
 	}{
 		{"no token", url, "", cat, http.StatusUnauthorized, "bearer token"},
 		{"unknown token", url, store.TokenPrefix + "nope", cat, http.StatusUnauthorized, "bearer token"},
-		{"another publisher's functions", s.url + "/api/v1/catalogs/example-functions/versions/2.0.0", other, cat, http.StatusForbidden, `acts for publisher \"other.example\"`},
+		// a catalog's name is its owner's; listing others' functions is curation (TestCuratedCatalog)
+		{"another publisher's catalog", s.url + "/api/v1/catalogs/example-functions/versions/2.0.0", other, cat, http.StatusForbidden, `belongs to publisher \"example.com\"`},
 		{"other bytes for a published version", url, tok, changed, http.StatusConflict, "already published with other content"},
 		{"body above the limit", s.url + "/api/v1/catalogs/example-functions/versions/3.0.0", tok, big, http.StatusRequestEntityTooLarge, "larger than the limit of 1.0 MiB"},
 		{"invalid document", s.url + "/api/v1/catalogs/example-functions/versions/4.0.0", tok, invalid, http.StatusUnprocessableEntity, `missing required field \"krmFunctions\"`},
