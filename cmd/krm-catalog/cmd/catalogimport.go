@@ -45,7 +45,7 @@ the catalog (-o still writes it); --sign-key then signs what was pushed, by dige
 		Example: `  krm-catalog catalog import --kpt-metadata krm-functions-catalog/functions --tag v0.4 --name kpt-functions -o catalog.yaml
   COSIGN_PASSWORD=... krm-catalog catalog import --kpt-metadata krm-functions-catalog/functions --tag v0.4 --name kpt-functions \
       --push oci://registry.example.com/catalogs/kpt-functions:v0.4 --sign-key cosign.key`,
-		Args:    cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := reg.format.check(); err != nil {
 				return err
