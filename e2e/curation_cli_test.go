@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,12 +96,15 @@ func TestCuratedCatalogDiff(t *testing.T) {
 		t.Errorf("report %+v; lagging (-want +got):\n%s", rep, d)
 	}
 
-	// without --server nothing is asked; an unreachable service is a usage error (exit 2)
+	// without --server nothing is asked; a service that cannot answer is exit 2, "could not compare"
 	if code, out, _ := runCLI(t, "catalog", "diff", "--cache-dir", filepath.Join(dir, "cache"), curated, curated); code != 0 || strings.Contains(out, "curated") {
 		t.Errorf("without --server: exit %d\n%s", code, out)
 	}
-	if code, _, errOut := runCLI(t, "catalog", "diff", "--cache-dir", filepath.Join(dir, "cache"), "--server", "http://127.0.0.1:1", curated, curated); code != 2 || !strings.Contains(errOut, "cannot reach") {
-		t.Errorf("an unreachable service: exit %d\n%s", code, errOut)
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "broken", http.StatusInternalServerError) }))
+	t.Cleanup(broken.Close)
+	if code, _, errOut := runCLI(t, "catalog", "diff", "--cache-dir", filepath.Join(dir, "cache"), "--server", broken.URL, curated, curated); code != 2 ||
+		!strings.Contains(errOut, "compare curated entries with their publishers': broken (HTTP 500)") {
+		t.Errorf("a failing service: exit %d\n%s", code, errOut)
 	}
 }
 
