@@ -78,6 +78,9 @@ type Report struct {
 	Changes []Change `json:"changes"`
 	// Breaking counts the breaking changes.
 	Breaking int `json:"breaking"`
+	// Lagging lists where the new catalog's curated entries are behind what their publishers
+	// publish now (Lagging), when that was asked; they are not changes between the two catalogs.
+	Lagging []Change `json:"lagging,omitempty"`
 }
 
 // Catalogs compares the old and the new catalog. The changes come in a stable order: by function,

@@ -1,22 +1,27 @@
 package cmd
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/krm-catalog/krm-catalog/apiclient"
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/catalog/diff"
 )
 
 func newCatalogDiffCmd() *cobra.Command {
 	var (
-		o      fnOptions
-		format *outputFormat
-		failOn string
+		o         fnOptions
+		format    *outputFormat
+		failOn    string
+		serverURL string
 	)
 	cmd := &cobra.Command{
 		Use:   "diff OLD NEW",
@@ -27,6 +32,12 @@ added and removed, changed sources and digests, new network or mount requirement
 changes (fields added, removed, made required or optional, types changed, enums narrowed).
 Breaking changes are marked, each with its reason (docs/catalog-diff.md). With --key, oci://
 catalogs must be signed by one of the keys.
+
+With --server, diff also asks the krm-catalog service what the publishers of NEW's curated
+entries (other publishers' functions, listed by reference) publish now, and lists under
+"lagging" each entry behind it: a version the publisher publishes that NEW lacks, a version
+whose runtime the publisher has moved, a version it no longer publishes. These are not changes
+between OLD and NEW, never breaking, and do not count for --fail-on.
 
 Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on any: any change);
 2 for usage errors and catalogs that cannot be read.`,
@@ -53,6 +64,17 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 				}
 			}
 			rep := diff.NewReport(args[0], args[1], cats[0], cats[1])
+			if cmd.Flags().Changed("server") {
+				c, err := searchClient(serverURL)
+				if err != nil {
+					return err
+				}
+				upstream, err := publishedNow(cmd.Context(), c, cats[1])
+				if err != nil {
+					return usageErr(fmt.Errorf("compare curated entries with their publishers': %w", err))
+				}
+				rep.Lagging = diff.Lagging(cats[1], upstream)
+			}
 			if format.is("json") {
 				err = writeJSON(cmd.OutOrStdout(), rep)
 			} else {
@@ -71,6 +93,7 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 	fs.StringArrayVar(&o.keys, "key", nil, "public key (PEM): oci:// catalogs must be signed by one of these keys (repeatable)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "cache for catalogs and OCI content (default: the user cache directory)")
 	fs.StringVar(&failOn, "fail-on", "none", "exit 1 on: none, breaking (breaking changes) or any (any change)")
+	fs.StringVar(&serverURL, "server", "", "the krm-catalog service to ask what the publishers of NEW's curated entries publish now")
 	format = addFormatFlag(cmd, "text", "json")
 	return cmd
 }
@@ -78,11 +101,24 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 func writeDiffText(w io.Writer, r diff.Report) error {
 	fmt.Fprintf(w, "%s -> %s\n", r.Old, r.New)
 	if len(r.Changes) == 0 {
-		_, err := fmt.Fprintln(w, "no changes")
-		return err
+		fmt.Fprintln(w, "no changes")
+	} else {
+		if err := writeChanges(w, r.Changes); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%d change(s), %d breaking\n", len(r.Changes), r.Breaking)
 	}
+	if len(r.Lagging) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "%d curated entr(ies) of %s behind their publishers:\n", len(r.Lagging), r.New)
+	return writeChanges(w, r.Lagging)
+}
+
+// writeChanges writes one aligned line a change: the breaking mark, kind, where, and what.
+func writeChanges(w io.Writer, changes []diff.Change) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, c := range r.Changes {
+	for _, c := range changes {
 		mark := ""
 		if c.Breaking {
 			mark = "BREAKING"
@@ -99,9 +135,47 @@ func writeDiffText(w io.Writer, r diff.Report) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", mark, c.Kind, c.Subject(), what)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	return tw.Flush()
+}
+
+// publishedNow asks the service what the publisher of each of cat's curated entries publishes
+// now: the versions and runtimes of its own current sources, never a curator's copy. An entry
+// is curated when it names another publisher than the catalog's; a catalog the service does not
+// know has no publisher yet, so every entry is compared. Functions the service does not know
+// are left out.
+func publishedNow(ctx context.Context, c *apiclient.Client, cat *catalog.Catalog) (map[string]diff.Published, error) {
+	curator := ""
+	info, err := c.Catalog(ctx, cat.Name)
+	switch {
+	case err == nil:
+		curator = info.Publisher
+	case !notFound(err):
+		return nil, err
 	}
-	_, err := fmt.Fprintf(w, "%d change(s), %d breaking\n", len(r.Changes), r.Breaking)
-	return err
+	out := map[string]diff.Published{}
+	for _, f := range cat.Functions {
+		if _, done := out[f.ID()]; done || f.Publisher == curator {
+			continue
+		}
+		d, err := c.Function(ctx, f.Group, f.Kind)
+		if notFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		p := diff.Published{Publisher: d.Publisher, Versions: map[string][]catalog.Runtime{}}
+		for _, e := range d.Entries {
+			if e.Source.CuratedBy == "" && e.Publisher == d.Publisher {
+				p.Versions[e.Version] = append(p.Versions[e.Version], catalog.DecodeVersion(e.Spec).Runtime)
+			}
+		}
+		out[f.ID()] = p
+	}
+	return out, nil
+}
+
+func notFound(err error) bool {
+	var apiErr *apiclient.Error
+	return errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound
 }

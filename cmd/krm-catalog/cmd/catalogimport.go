@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
 
 // maxKptFunctions bounds how many metadata.yaml files one import reads (kpt's catalog has ~30).
@@ -21,7 +23,7 @@ func newCatalogImportCmd() *cobra.Command {
 	var (
 		reg                            registryFlags
 		dir, tag, name, publisher, ver string
-		out                            string
+		out, push, signKey, sigFormat  string
 		offline, hidden                bool
 	)
 	cmd := &cobra.Command{
@@ -36,15 +38,24 @@ hidden are left out unless --include-hidden.
 
 An image whose tag does not resolve is an error naming it; --offline asks no registry and writes
 every image unpinned, with a warning (krm-catalog runs catalog images by digest only). The
-catalog is validated before it is written.`,
-		Example: `  krm-catalog catalog import --kpt-metadata krm-functions-catalog/functions --tag v0.4 --name kpt-functions -o catalog.yaml`,
-		Args:    cobra.NoArgs,
+catalog is validated before it is written.
+
+--push REF pushes the catalog to an OCI registry (as push does) and prints its digest instead of
+the catalog (-o still writes it); --sign-key then signs what was pushed, by digest, as sign does.`,
+		Example: `  krm-catalog catalog import --kpt-metadata krm-functions-catalog/functions --tag v0.4 --name kpt-functions -o catalog.yaml
+  COSIGN_PASSWORD=... krm-catalog catalog import --kpt-metadata krm-functions-catalog/functions --tag v0.4 --name kpt-functions \
+      --push oci://registry.example.com/catalogs/kpt-functions:v0.4 --sign-key cosign.key`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := reg.format.check(); err != nil {
 				return err
 			}
 			if dir == "" || tag == "" || name == "" {
 				return usageErr(errors.New("--kpt-metadata, --tag and --name are required"))
+			}
+			pub, err := importPushFlags(push, signKey, sigFormat, offline)
+			if err != nil {
+				return err
 			}
 			metas, err := readKptMetadata(dir, hidden)
 			if err != nil {
@@ -89,15 +100,24 @@ catalog is validated before it is written.`,
 				_ = catalog.WriteText(cmd.ErrOrStderr(), findings)
 				return failure(errors.New("not imported: the catalog does not validate"))
 			}
-			if out == "" || out == "-" {
-				_, err = cmd.OutOrStdout().Write(data)
+			if out == "-" || (out == "" && pub.refText == "") {
+				if _, err := cmd.OutOrStdout().Write(data); err != nil {
+					return err
+				}
+			} else if out != "" {
+				if err := os.WriteFile(out, data, 0o644); err != nil {
+					return failure(err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %d function(s)\n", out, len(metas))
+			}
+			if pub.refText == "" {
+				return nil
+			}
+			client, err := reg.client(cmd, withoutCache)
+			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(out, data, 0o644); err != nil {
-				return failure(err)
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %d function(s)\n", out, len(metas))
-			return nil
+			return pub.pushAndSign(cmd, client, name, data, reg.format.is("json"))
 		},
 	}
 	fs := cmd.Flags()
@@ -109,6 +129,9 @@ catalog is validated before it is written.`,
 	fs.StringVarP(&out, "output", "o", "", "write the catalog to this file (default: standard output)")
 	fs.BoolVar(&offline, "offline", false, "ask no registry: write images unpinned, with a warning")
 	fs.BoolVar(&hidden, "include-hidden", false, "also import functions marked hidden: true")
+	fs.StringVar(&push, "push", "", "push the catalog to this OCI reference ([oci://]registry/repository[:tag])")
+	fs.StringVar(&signKey, "sign-key", "", "cosign private key to sign the pushed catalog with (password from COSIGN_PASSWORD; needs --push)")
+	fs.StringVar(&sigFormat, "signature-format", "legacy", "signature of the pushed catalog: legacy (the sha256-<hex>.sig tag) or bundle")
 	reg.register(cmd)
 	return cmd
 }
@@ -153,4 +176,77 @@ func readKptMetadata(dir string, hidden bool) ([]catalog.KptMetadata, error) {
 	}
 	sort.Slice(metas, func(i, j int) bool { return metas[i].Name < metas[j].Name })
 	return metas, nil
+}
+
+// importPush is where an imported catalog goes: the reference to push it to ("" for none) and
+// the signer of what was pushed (nil for none).
+type importPush struct {
+	ref       oci.Reference
+	refText   string
+	signer    *sign.Signer
+	sigFormat string
+}
+
+// importPushFlags checks --push, --sign-key and --signature-format before any registry is
+// asked, and loads the key, so that a wrong password fails before anything is resolved or pushed.
+func importPushFlags(push, signKey, sigFormat string, offline bool) (importPush, error) {
+	var p importPush
+	if sigFormat != "legacy" && sigFormat != "bundle" {
+		return p, usageErr(fmt.Errorf("--signature-format must be legacy or bundle, not %q", sigFormat))
+	}
+	if push == "" {
+		if signKey != "" {
+			return p, usageErr(errors.New("--sign-key signs the pushed catalog: give --push REF"))
+		}
+		return p, nil
+	}
+	if offline {
+		return p, usageErr(errors.New("--offline asks no registry, and --push pushes to one: give one of them"))
+	}
+	p.refText = strings.TrimPrefix(push, "oci://")
+	ref, err := oci.ParseReference(p.refText)
+	if err != nil {
+		return p, usageErr(fmt.Errorf("--push: %w", err))
+	}
+	p.ref, p.sigFormat = ref, formatName(sigFormat)
+	if signKey != "" {
+		if p.signer, err = sign.LoadPrivateKeyFile(signKey, []byte(os.Getenv(sign.PasswordEnv))); err != nil {
+			return p, usageErr(fmt.Errorf("--sign-key: %w (the password comes from %s)", err, sign.PasswordEnv))
+		}
+	}
+	return p, nil
+}
+
+// pushAndSign pushes the catalog as push does, signs it by digest when a key was given, and
+// prints the pushed digest (with --format json, what push and sign print).
+func (p importPush) pushAndSign(cmd *cobra.Command, client *oci.Client, name string, data []byte, asJSON bool) error {
+	created, err := createdTime()
+	if err != nil {
+		return err
+	}
+	res, err := client.Push(cmd.Context(), p.refText, oci.PushOptions{
+		Kind: oci.KindCatalog, Title: name, Version: p.ref.Tag, Created: created,
+		Files: []oci.File{{Data: data, Title: "catalog.yaml"}},
+	})
+	if err != nil {
+		return opErr(err)
+	}
+	var sig *oci.Signature
+	if p.signer != nil {
+		pinned := p.ref.Name() + "@" + res.Descriptor.Digest.String()
+		s, err := client.Sign(cmd.Context(), pinned, p.signer, oci.SignOptions{Format: p.sigFormat})
+		if err != nil {
+			return opErr(fmt.Errorf("pushed %s, but not signed: %w", pinned, err))
+		}
+		sig = &s
+		fmt.Fprintf(cmd.ErrOrStderr(), "signed %s: signature %s (%s)\n", pinned, s.Manifest, s.Format)
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), struct {
+			pushJSON
+			Signature *oci.Signature `json:"signature,omitempty"`
+		}{pushOutput(res), sig})
+	}
+	_, err = fmt.Fprintln(cmd.OutOrStdout(), res.Descriptor.Digest)
+	return err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/oci/registrytest"
+	"github.com/krm-catalog/krm-catalog/oci/sign/signtest"
 )
 
 // kptMetadataAt copies the kpt metadata test data to a directory of its own, with every image in
@@ -101,5 +102,60 @@ func TestCatalogImport(t *testing.T) {
 	if code != ExitOK || strings.Contains(offline, "@sha256:") || !strings.Contains(offline, "image: "+reg.Host+"/kpt-fn/starlark:v9") ||
 		!strings.Contains(stderr, "warning: starlark: "+reg.Host+"/kpt-fn/starlark:v9 left unpinned") {
 		t.Errorf("--offline: exit %d\n%s\n%s", code, offline, stderr)
+	}
+}
+
+// TestCatalogImportPushAndSign imports, pushes and signs in one step against a registry on
+// 127.0.0.1: the pushed catalog is the written one, and verify accepts its signature by the key
+// and refuses it for another; --sign-key without --push, and --push with --offline, are usage
+// errors.
+func TestCatalogImportPushAndSign(t *testing.T) {
+	tmp := ociEnv(t)
+	reg := registrytest.Distribution(t)
+	dir := kptMetadataAt(t, reg.Host)
+	keys := signtest.KeyPair(t, "k")
+	key := writeTestFile(t, tmp, "cosign.key", string(keys.PrivatePEM), 0o600)
+	for _, fn := range []string{"set-namespace", "set-labels", "starlark"} {
+		dgst := registrytest.PushImage(t, reg.Host+"/kpt-fn/"+fn+":v0.4", fn)
+		// the images signed too, so that verify --require-signatures judges the catalog's own
+		mustRun(t, ExitOK, "", "sign", "--key", key, reg.Host+"/kpt-fn/"+fn+"@"+dgst.String())
+	}
+	pub := writeTestFile(t, tmp, "cosign.pub", string(keys.PublicPEM), 0o644)
+	other := writeTestFile(t, tmp, "other.pub", string(signtest.KeyPair(t, "other").PublicPEM), 0o644)
+	written := filepath.Join(tmp, "kpt-functions.yaml")
+	ref := reg.Host + "/catalogs/kpt-functions:v0.4"
+	importArgs := []string{"catalog", "import", "--kpt-metadata", dir, "--tag", "v0.4", "--name", "kpt-functions"}
+
+	code, stdout, stderr := run(t, "", append(importArgs, "-o", written, "--push", "oci://"+ref, "--sign-key", key)...)
+	if code != ExitOK || !regexp.MustCompile(`^sha256:[0-9a-f]{64}\n$`).MatchString(stdout) || !strings.Contains(stderr, "signed "+reg.Host+"/catalogs/kpt-functions@sha256:") {
+		t.Fatalf("import --push --sign-key: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	// the catalog verify reads from the registry is the one written, signed by the key
+	out := mustRun(t, ExitOK, "", "catalog", "diff", "--key", pub, "oci://"+ref, written)
+	if !strings.Contains(out, "no changes") {
+		t.Errorf("the pushed catalog differs from the written one:\n%s", out)
+	}
+	mustRun(t, ExitOK, "", "catalog", "diff", "--key", pub, "oci://"+reg.Host+"/catalogs/kpt-functions@"+strings.TrimSpace(stdout), written)
+	mustRun(t, ExitOK, "", "verify", "--key", pub, "--require-signatures", "oci://"+ref)
+	if code, out, errOut := run(t, "", "verify", "--key", other, "--require-signatures", "oci://"+ref); code != ExitFailure ||
+		!strings.Contains(out+errOut, "catalogs/kpt-functions:v0.4@sha256:") {
+		t.Errorf("verify with another key: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run(t, "", "catalog", "diff", "--key", other, "oci://"+ref, written); code != ExitUsage || !strings.Contains(errOut, "no signature by a trusted key") {
+		t.Errorf("the catalog read with another key: exit %d\n%s", code, errOut)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sign-key", key}, "--sign-key signs the pushed catalog: give --push REF"},
+		{[]string{"--push", ref, "--offline"}, "--offline asks no registry"},
+		{[]string{"--push", ref, "--signature-format", "pgp"}, "--signature-format must be"},
+		{[]string{"--push", ref, "--sign-key", filepath.Join(tmp, "missing.key")}, "--sign-key"},
+	} {
+		if code, _, stderr := run(t, "", append(importArgs, tc.args...)...); code != ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, stderr, ExitUsage, tc.want)
+		}
 	}
 }
