@@ -93,7 +93,7 @@ func TestOCIInterop(t *testing.T) {
 	}
 	mustCLI(t, other, cosign2, "generate-key-pair")
 	key, pub, otherPub := filepath.Join(dir, "cosign.key"), filepath.Join(dir, "cosign.pub"), filepath.Join(other, "cosign.pub")
-	catalogFile, err := filepath.Abs("../../../examples/catalog.yaml")
+	catalogFile, err := filepath.Abs("../../../catalog/testdata/reference.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
