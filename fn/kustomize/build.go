@@ -40,6 +40,14 @@ type Preparers interface {
 	For(catalogs []string) (composition.StepPreparer, error)
 }
 
+// Declarations is implemented by Preparers that trust a local catalog by the value the
+// Kustomization that lists it declares (KEP-2906: `catalogs: [catalog.yaml]` is trusted by
+// --trusted-catalog catalog.yaml, from any working directory). Declared is told each local catalog,
+// as For will be given it, and as the Kustomization wrote it; before For is called with it.
+type Declarations interface {
+	Declared(ref, written string)
+}
+
 // Options configure a build.
 type Options struct {
 	// Kustomize are `kustomize build`'s flags; nil is their defaults.
@@ -213,7 +221,11 @@ func (b *builder) load(dir string, stack []string) (*layer, error) {
 	b.layers[dir] = l
 	if f := spec.Field("catalogs"); f != nil {
 		for _, c := range seqStrings(f.Value) {
-			l.catalogs = append(l.catalogs, catalogRef(dir, c))
+			ref := catalogRef(dir, c)
+			l.catalogs = append(l.catalogs, ref)
+			if d, ok := b.opts.Functions.(Declarations); ok && ref != c {
+				d.Declared(ref, c)
+			}
 		}
 		if err := spec.PipeE(yaml.Clear("catalogs")); err != nil {
 			return nil, err

@@ -28,9 +28,11 @@ import (
 // fnOptions are the flags shared by the commands that resolve and run functions.
 type fnOptions struct {
 	catalogs, trusted []string
-	keys              []string
-	cacheDir          string
-	registryTimeout   time.Duration
+	// declared: how the kustomizations of a build spelled their local catalogs (resolver.Options)
+	declared        map[string][]string
+	keys            []string
+	cacheDir        string
+	registryTimeout time.Duration
 
 	allowExec, allowNetwork bool
 	mounts                  []string
@@ -133,6 +135,7 @@ func (o *fnOptions) resolver(oa *ociAdapter, extraTrusted ...string) (*resolver.
 	r, err := resolver.New(resolver.Options{
 		Catalogs: o.catalogs,
 		Trusted:  append(append([]string(nil), o.trusted...), extraTrusted...),
+		Declared: o.declared,
 		Builtin:  resolver.Builtin(os.LookupEnv),
 		CacheDir: o.cache().Catalogs(),
 		OCI:      oa,
