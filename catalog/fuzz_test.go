@@ -16,7 +16,7 @@ import (
 func addCorpusSeeds(f *testing.F) {
 	f.Helper()
 	var files []string
-	for _, pattern := range []string{"testdata/*.yaml", "testdata/valid/*", "testdata/invalid/*", "../examples/*.yaml"} {
+	for _, pattern := range []string{"testdata/reference/*.yaml", "testdata/valid/*", "testdata/invalid/*", "../examples/*.yaml"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			f.Fatal(err)

@@ -125,10 +125,10 @@ func TestEmbeddedDefaultKeepsDataAcrossRestarts(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &created); code != 0 || err != nil || created.Publisher != "example.com" || !strings.HasPrefix(created.Token, "krmc_") || created.ID == 0 {
 		t.Fatalf("token create --format json: exit %d, %v\n%s%s", code, err, out, errOut)
 	}
-	if code, out, errOut := runCLI(t, "publish", "--server", url, "--token", tok, "--version", "1.0.0", "../catalog/testdata/reference.yaml"); code != 0 {
+	if code, out, errOut := runCLI(t, "publish", "--server", url, "--token", tok, "--version", "1.0.0", "../catalog/testdata/reference/catalog.yaml"); code != 0 {
 		t.Fatalf("publish: %d %s %s", code, out, errOut)
 	}
-	if code, _, errOut := runCLI(t, "publish", "--server", url, "--token", "krmc_wrong", "--version", "2.0.0", "../catalog/testdata/reference.yaml"); code != 1 || !strings.Contains(errOut, "HTTP 401") {
+	if code, _, errOut := runCLI(t, "publish", "--server", url, "--token", "krmc_wrong", "--version", "2.0.0", "../catalog/testdata/reference/catalog.yaml"); code != 1 || !strings.Contains(errOut, "HTTP 401") {
 		t.Errorf("publish with a wrong token: exit %d, %s", code, errOut)
 	}
 	// a new version that drops functions says so, as catalog diff does; --fail-on breaking keeps it out

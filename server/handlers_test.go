@@ -100,7 +100,7 @@ func (ts *testServer) do(t testing.TB, c call) *httptest.ResponseRecorder {
 
 func (ts *testServer) publishExample(t testing.TB) {
 	t.Helper()
-	rec := ts.do(t, call{method: http.MethodPut, path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: readExample(t, "../catalog/testdata/reference.yaml")})
+	rec := ts.do(t, call{method: http.MethodPut, path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: readExample(t, "../catalog/testdata/reference/catalog.yaml")})
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("publish: %d %s", rec.Code, rec.Body)
 	}
@@ -109,7 +109,7 @@ func (ts *testServer) publishExample(t testing.TB) {
 // TestHandlers runs each endpoint against the fake store: status, and what the body must say.
 func TestHandlers(t *testing.T) {
 	t.Parallel()
-	catalogYAML := readExample(t, "../catalog/testdata/reference.yaml")
+	catalogYAML := readExample(t, "../catalog/testdata/reference/catalog.yaml")
 	definitionYAML := readExample(t, "../examples/definition.yaml")
 	const catalogPath = "/api/v1/catalogs/example-functions/versions/"
 	tests := []struct {
@@ -273,7 +273,7 @@ func TestOutages(t *testing.T) {
 			ts.store.set(tc.fail, tc.stall)
 			for _, c := range paths {
 				if c.method == "PUT" {
-					c.body = readExample(t, "../catalog/testdata/reference.yaml")
+					c.body = readExample(t, "../catalog/testdata/reference/catalog.yaml")
 				}
 				rec := ts.do(t, c)
 				if rec.Code != http.StatusServiceUnavailable {
@@ -377,7 +377,7 @@ func TestLimits(t *testing.T) {
 		if rec.Code != 429 || rec.Header().Get("Retry-After") != "1" {
 			t.Errorf("second search: %d Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
 		}
-		cat := readExample(t, "../catalog/testdata/reference.yaml")
+		cat := readExample(t, "../catalog/testdata/reference/catalog.yaml")
 		ts.do(t, call{method: "PUT", path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: cat})
 		if rec := ts.do(t, call{method: "PUT", path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: cat}); rec.Code != 429 {
 			t.Errorf("second publish of a token limited to 1: %d", rec.Code)
@@ -422,7 +422,7 @@ func TestPublishPushes(t *testing.T) {
 				c.OCI, c.OCIPrefix = reg, "127.0.0.1:5000/krm"
 				c.Signatures = NewSignatures(reg, c.Store, nil)
 			})
-			rec := ts.do(t, call{method: "PUT", path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: readExample(t, "../catalog/testdata/reference.yaml")})
+			rec := ts.do(t, call{method: "PUT", path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: readExample(t, "../catalog/testdata/reference/catalog.yaml")})
 			if rec.Code != tc.want {
 				t.Fatalf("publish: %d, want %d: %s", rec.Code, tc.want, rec.Body)
 			}
