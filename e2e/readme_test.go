@@ -19,7 +19,7 @@ import (
 )
 
 // readmeBlock is a command block of README.md: a ```sh block as it is, or the `$ ` lines of a
-// ```console block.
+// ```console block, each compared with the output the block shows for it.
 type readmeBlock struct {
 	line   int    // of the opening fence
 	script string // the commands
@@ -40,6 +40,9 @@ func readmeBlocks(t *testing.T, data []byte) []readmeBlock {
 		cur    *readmeBlock
 		lang   string
 		prev   string
+		// the console block's command being read, and the output the README shows for it
+		command string
+		output  []string
 	)
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for n := 1; sc.Scan(); n++ {
@@ -48,11 +51,11 @@ func readmeBlocks(t *testing.T, data []byte) []readmeBlock {
 		case cur == nil && strings.HasPrefix(line, "```"):
 			lang = strings.TrimPrefix(line, "```")
 			cur = &readmeBlock{line: n}
-			if m := readmeMarker.FindStringSubmatch(prev); m != nil {
+			if m := readmeMarker.FindStringSubmatch(prev); m != nil && strings.HasPrefix(m[1], "skip: ") {
+				cur.skip = strings.TrimPrefix(m[1], "skip: ")
+			} else if m != nil {
 				for _, part := range strings.Split(m[1], ", ") {
 					switch {
-					case strings.HasPrefix(part, "skip: "):
-						cur.skip = strings.TrimPrefix(part, "skip: ")
 					case part == "background":
 						cur.background = true
 					case strings.HasPrefix(part, "wait "):
@@ -63,6 +66,10 @@ func readmeBlocks(t *testing.T, data []byte) []readmeBlock {
 				t.Errorf("README.md:%d: a ci marker this test does not know: %s", n-1, prev)
 			}
 		case cur != nil && line == "```":
+			if lang == "console" {
+				cur.script += consoleCommand(command, output)
+				command, output = "", nil
+			}
 			if lang == "sh" || lang == "console" {
 				blocks = append(blocks, *cur)
 			}
@@ -70,11 +77,26 @@ func readmeBlocks(t *testing.T, data []byte) []readmeBlock {
 		case cur != nil && lang == "sh":
 			cur.script += line + "\n"
 		case cur != nil && lang == "console" && strings.HasPrefix(line, "$ "):
-			cur.script += strings.TrimPrefix(line, "$ ") + "\n"
+			cur.script += consoleCommand(command, output)
+			command, output = strings.TrimPrefix(line, "$ "), nil
+		case cur != nil && lang == "console":
+			output = append(output, line)
 		}
 		prev = line
 	}
 	return blocks
+}
+
+// consoleCommand is the script of a console block's command: as it is when the README shows no
+// output for it, else compared with that output.
+func consoleCommand(command string, output []string) string {
+	if command == "" {
+		return ""
+	}
+	if len(output) == 0 {
+		return command + "\n"
+	}
+	return fmt.Sprintf("diff -u - <(%s 2>&1) <<'README_OUTPUT'\n%s\nREADME_OUTPUT\n", command, strings.Join(output, "\n"))
 }
 
 // TestREADME runs every command block of README.md, in order, in one shell, as a newcomer would
