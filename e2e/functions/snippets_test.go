@@ -76,7 +76,7 @@ func servedSnippets(t *testing.T, url string) map[string]string {
 
 // fillIn replaces the placeholders of a function config snippet that the schema does not allow
 // empty: what a reader fills in before running it. Nothing else of the snippets is changed.
-var fillIn = strings.NewReplacer("namespace: \"\"\n", "namespace: shop\n", "labels: {}\n", "labels: {team: shop}\n")
+var fillIn = strings.NewReplacer("namespace: \"\"", "namespace: shop", "labels: {}", "labels: {team: shop}", "annotations: {}", "annotations: {team: shop}")
 
 // TestServeSnippetsRun: the snippets of the pages of a published catalog and of its functions run
 // as written against `krm-catalog serve` on its embedded default (plain http on 127.0.0.1): the
