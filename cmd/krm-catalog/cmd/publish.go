@@ -65,7 +65,7 @@ change).`,
 			}
 			doc, findings, err := v.ReadPublishable(args[0], data)
 			if findings.HasErrors() {
-				_ = catalog.WriteText(cmd.ErrOrStderr(), findings)
+				_ = writeFindings(cmd.ErrOrStderr(), findings)
 				return failure(errors.New("not published: the file has errors"))
 			}
 			if err != nil {
