@@ -110,6 +110,9 @@ func TestEmbeddedDefaultKeepsDataAcrossRestarts(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("token create: %d %s", code, errOut)
 	}
+	if errOut != "" {
+		t.Errorf("token create said more than the token (the embedded cluster's log?):\n%s", errOut)
+	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	tok := lines[len(lines)-1]
 	if !strings.HasPrefix(tok, "krmc_") || strings.Contains(tok, " ") {

@@ -104,10 +104,6 @@ func registryClient(prefix string, plainHTTP bool) (server.Registry, error) {
 // the publish's own deadline.
 const registryTimeout = 30 * time.Second
 
-func newLogger(streams IO, format string) (*slog.Logger, error) {
-	return newLeveledLogger(streams, format, "info")
-}
-
 func newLeveledLogger(streams IO, format, level string) (*slog.Logger, error) {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
