@@ -30,6 +30,22 @@ type fakeFunctions struct {
 	unknown  string              // a kind no catalog has
 }
 
+// A file of the tree that is not YAML is input that cannot be read (ErrInvalid), with the line and
+// column of the problem, whether krm-catalog or kustomize reads it.
+func TestUnreadableYAML(t *testing.T) {
+	t.Parallel()
+	bad := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: [x\n  b: c\n"
+	for name, files := range map[string]map[string]string{
+		"a resource":        {"kustomization.yaml": "resources:\n- cm.yaml\n", "cm.yaml": bad},
+		"the kustomization": {"kustomization.yaml": "resources: [\n- cm.yaml\n"},
+	} {
+		_, _, err := Build(context.Background(), fntest.Tree(t, files), Options{})
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "column") {
+			t.Errorf("%s not YAML: %v; want ErrInvalid with a line and column", name, err)
+		}
+	}
+}
+
 // declaringFunctions records how the kustomizations spelled their catalogs.
 type declaringFunctions struct {
 	fakeFunctions
