@@ -201,7 +201,9 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 }
 
 // runExit maps a run error to an exit code: usage problems (an untrusted or malformed catalog
-// reference, a missing permission) are 2; failing functions, error results and everything else 1.
+// reference, a missing permission) and input that cannot be read (a catalog that cannot be fetched
+// or does not validate, as catalog diff has it) are 2; failing functions, error results and
+// everything else 1.
 func runExit(err error) error {
 	if err == nil {
 		return nil
@@ -210,7 +212,8 @@ func runExit(err error) error {
 	if errors.As(err, &ee) {
 		return err
 	}
-	if errors.Is(err, resolver.ErrUntrustedCatalog) || errors.Is(err, resolver.ErrInvalidReference) || errors.Is(err, fn.ErrNotAllowed) {
+	if errors.Is(err, resolver.ErrUntrustedCatalog) || errors.Is(err, resolver.ErrInvalidReference) || errors.Is(err, fn.ErrNotAllowed) ||
+		errors.Is(err, resolver.ErrFetch) || errors.Is(err, resolver.ErrInvalidCatalog) {
 		return usageErr(err)
 	}
 	return failure(err)

@@ -54,3 +54,23 @@ func TestYAMLErrorPosition(t *testing.T) {
 		})
 	}
 }
+
+// A catalog that cannot be read is unreadable input (exit 2) on every command that reads one, as
+// it is for catalog diff.
+func TestUnreadableCatalogExit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.yaml")
+	cfg := writeTestFile(t, dir, "ns.yaml", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nmetadata: {name: ns}\nnamespace: x\n", 0o644)
+	other := writeTestFile(t, dir, "other.yaml", "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionCatalog\nmetadata: {name: o}\nspec: {krmFunctions: []}\n", 0o644)
+	flags := []string{"--catalog", missing, "--trusted-catalog", missing, "--cache-dir", filepath.Join(dir, "c")}
+	for _, args := range [][]string{
+		append([]string{"resolve", "fn.example.com/v1", "SetNamespace"}, flags...),
+		append([]string{"fn", "run", "-", "--fn-config", cfg}, flags...),
+		{"catalog", "diff", missing, other},
+	} {
+		if code, _, stderr := run(t, "", args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, ExitUsage, stderr)
+		}
+	}
+}
