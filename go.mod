@@ -173,3 +173,7 @@ replace sigs.k8s.io/kustomize/api => ./third_party/kustomize-api
 // pkg/krmfn is its own module, so that function authors depend on it alone; the examples and the
 // CLI use the copy in this tree.
 replace github.com/krm-catalog/krm-catalog/pkg/krmfn => ./pkg/krmfn
+
+// go.yaml.in/yaml/v3 is patched so that syntax errors carry the line and column of the offending
+// token (third_party/README.md).
+replace go.yaml.in/yaml/v3 => ./third_party/yaml

@@ -35,6 +35,9 @@ const (
 	responseHeaderLimit = 90 * time.Second
 )
 
+// maxAnswerBytes bounds an answer read: a catalog.yaml is at most 16 MiB (catalog.MaxInputBytes).
+const maxAnswerBytes = 16 << 20
+
 // maxAttempts bounds the tries of a request the service answered 429 or 503 (or could not be
 // reached for): publishes are idempotent, so sending one again is safe.
 const maxAttempts = 4
@@ -182,7 +185,12 @@ func (c *Client) once(ctx context.Context, method, path, contentType string, bod
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	req.Header.Set("Accept", "application/json")
+	raw, isRaw := out.(*rawAnswer)
+	if isRaw {
+		req.Header.Set("Accept", "application/yaml")
+	} else {
+		req.Header.Set("Accept", "application/json")
+	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
@@ -194,9 +202,12 @@ func (c *Client) once(ctx context.Context, method, path, contentType string, bod
 		return -1, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	if err != nil {
 		return 0, fmt.Errorf("read response: %w", err)
+	}
+	if len(data) > maxAnswerBytes {
+		return 0, fmt.Errorf("read response: above %d MiB", maxAnswerBytes>>20)
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		retryIn = -1
@@ -208,6 +219,10 @@ func (c *Client) once(ctx context.Context, method, path, contentType string, bod
 		return retryIn, responseError(resp, data)
 	}
 	if out == nil {
+		return 0, nil
+	}
+	if isRaw {
+		raw.data, raw.header = data, resp.Header
 		return 0, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/dustin/go-humanize"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 	"github.com/krm-catalog/krm-catalog/schemas"
 )
 
@@ -250,7 +249,53 @@ func splitJSON(file string, data []byte) ([]segment, Findings) {
 	}
 }
 
-var yamlErrLine = lazyre.New(`^yaml: line (\d+): (.*)$`)
+// yamlErrorAt returns where a YAML syntax error is (line and column in data) and what it is. A
+// construct left open at the end of the input (a quote, a flow sequence) is reported where it
+// starts, the end of the input being no place to look for it. data is a document that starts after
+// the file's first shift lines; the line returned is the document's, the lines in msg the file's.
+func yamlErrorAt(data []byte, shift int, err error) (line, col int, msg string) {
+	var se *yaml.SyntaxError
+	if !errors.As(err, &se) || se.Line == 0 {
+		return 1, 1, strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	line, col, msg = se.Line, se.Column, se.Problem
+	if lines := bytes.Count(data, []byte{'\n'}) + 1; line > lines {
+		// the parser puts the end of an input without a final line break on a line of its own
+		line, col = lines, utf8.RuneCount(data[bytes.LastIndexByte(data, '\n')+1:])+1
+	}
+	end := atEnd(data, line, col)
+	switch {
+	case se.Context == "" && end:
+		return line, col, msg + " at the end of the input"
+	case se.Context == "":
+		return line, col, msg
+	case end:
+		return se.ContextLine, se.ContextColumn, fmt.Sprintf("%s at the end of the input (%s started here)", msg, se.Context)
+	}
+	return line, col, fmt.Sprintf("%s (%s started at %d:%d)", msg, se.Context, se.ContextLine+shift, se.ContextColumn)
+}
+
+// atEnd reports whether only blanks and comments follow line:col (1-based, col in characters).
+func atEnd(data []byte, line, col int) bool {
+	off := 0
+	for l := 1; l < line; l++ {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			return true
+		}
+		off += i + 1
+	}
+	for c := 1; c < col && off < len(data) && data[off] != '\n'; c++ {
+		_, n := utf8.DecodeRune(data[off:])
+		off += n
+	}
+	for _, l := range bytes.Split(data[off:], []byte{'\n'}) {
+		if t := bytes.TrimSpace(l); len(t) > 0 && t[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
 
 func decodeSegment(file string, index int, s segment) (*Document, Findings) {
 	fail := func(line, col int, pointer, msg string) (*Document, Findings) {
@@ -262,15 +307,8 @@ func decodeSegment(file string, index int, s segment) (*Document, Findings) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err != nil {
-		msg := err.Error()
-		line := 1
-		if m := yamlErrLine().FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-		} else {
-			msg = strings.TrimPrefix(msg, "yaml: ")
-		}
-		return fail(line, 1, "", "invalid YAML: "+msg)
+		line, col, msg := yamlErrorAt(text, s.line, err)
+		return fail(line, col, "", "invalid YAML: "+msg)
 	}
 	if len(doc.Content) == 0 {
 		return nil, nil

@@ -183,3 +183,40 @@ func TestDecodeDuplicateKeys(t *testing.T) {
 		t.Errorf("got %s", f)
 	}
 }
+
+// Syntax errors are reported at the offending token, or where a construct left open at the end of
+// the input starts, with the line and column of the file whatever document they are in.
+func TestDecodeSyntaxErrorPosition(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		input     string
+		line, col int
+		want      string
+	}{
+		{"unclosed flow sequence before a key", "a: 1\nb: [x, y\nc: 3\n", 3, 2, "did not find expected ',' or ']' (while parsing a flow sequence started at 2:4)"},
+		{"block entry in a flow sequence", "a:\n  b: [\n    - c: d\n", 3, 5, "did not find expected node content"},
+		{"flow sequence open at the end", "a: 1\nb: [x, y\n", 2, 4, "at the end of the input (while parsing a flow sequence started here)"},
+		{"unterminated quote", "a: 1\nb: \"open\nc: 3\n", 2, 4, "found unexpected end of stream at the end of the input (while scanning a quoted scalar started here)"},
+		{"mapping value in a plain scalar", "a: b: c\n", 1, 5, "mapping values are not allowed in this context"},
+		{"indented key", "a: 1\n  b: 2\n", 2, 4, "mapping values are not allowed in this context"},
+		{"tab indentation", "a:\n  b: 1\n\tc: 2\n", 3, 1, "found a tab character that violates indentation"},
+		{"sequence then key", "a:\n  - x\n  y: 2\n", 3, 3, "did not find expected '-' indicator"},
+		{"unknown anchor", "a: 1\nb: *nope\n", 2, 4, "unknown anchor 'nope' referenced"},
+		{"in a second document", "a: 1\n---\nb: 2\nc: [x\nd: 4\n", 5, 2, "(while parsing a flow sequence started at 4:4)"},
+		{"bad escape", "a: \"x\\qy\"\n", 1, 6, "found unknown escape character"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, fs := Decode("in.yaml", []byte(tc.input))
+			if len(fs) == 0 {
+				t.Fatal("no finding")
+			}
+			f := fs[len(fs)-1]
+			if f.Line != tc.line || f.Column != tc.col || !strings.Contains(f.Message, tc.want) {
+				t.Errorf("got %s; want in.yaml:%d:%d: ...%s...", f, tc.line, tc.col, tc.want)
+			}
+		})
+	}
+}

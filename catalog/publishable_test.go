@@ -19,7 +19,7 @@ func TestReadPublishable(t *testing.T) {
 		wantInvalid bool
 		wantErr     error
 	}{
-		{file: "../examples/catalog.yaml", wantName: "example-functions", wantCatalog: true},
+		{file: "testdata/reference/catalog.yaml", wantName: "example-functions", wantCatalog: true},
 		{file: "testdata/valid/01-definition-container.yaml", wantName: "", wantCatalog: false},
 		{file: "testdata/valid/08-multi-document-stream.yaml", wantErr: ErrNotPublishable},
 		{file: "testdata/valid/12-resource-list.yaml", wantErr: ErrNotPublishable},

@@ -356,7 +356,7 @@ func benchToken(b *testing.B, s *service) string {
 }
 
 func exampleCatalogB(b *testing.B) []byte {
-	data, err := readFile("../examples/catalog.yaml")
+	data, err := readFile("../catalog/testdata/reference/catalog.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -110,6 +110,9 @@ func TestEmbeddedDefaultKeepsDataAcrossRestarts(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("token create: %d %s", code, errOut)
 	}
+	if errOut != "" {
+		t.Errorf("token create said more than the token (the embedded cluster's log?):\n%s", errOut)
+	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	tok := lines[len(lines)-1]
 	if !strings.HasPrefix(tok, "krmc_") || strings.Contains(tok, " ") {
@@ -125,18 +128,31 @@ func TestEmbeddedDefaultKeepsDataAcrossRestarts(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &created); code != 0 || err != nil || created.Publisher != "example.com" || !strings.HasPrefix(created.Token, "krmc_") || created.ID == 0 {
 		t.Fatalf("token create --format json: exit %d, %v\n%s%s", code, err, out, errOut)
 	}
-	if code, out, errOut := runCLI(t, "publish", "--server", url, "--token", tok, "--version", "1.0.0", "../examples/catalog.yaml"); code != 0 {
+	if code, out, errOut := runCLI(t, "publish", "--server", url, "--token", tok, "--version", "1.0.0", "../catalog/testdata/reference/catalog.yaml"); code != 0 {
 		t.Fatalf("publish: %d %s %s", code, out, errOut)
 	}
-	if code, _, errOut := runCLI(t, "publish", "--server", url, "--token", "krmc_wrong", "--version", "2.0.0", "../examples/catalog.yaml"); code != 1 || !strings.Contains(errOut, "HTTP 401") {
+	if code, _, errOut := runCLI(t, "publish", "--server", url, "--token", "krmc_wrong", "--version", "2.0.0", "../catalog/testdata/reference/catalog.yaml"); code != 1 || !strings.Contains(errOut, "HTTP 401") {
 		t.Errorf("publish with a wrong token: exit %d, %s", code, errOut)
+	}
+	// a new version that drops functions says so, as catalog diff does; --fail-on breaking keeps it out
+	const runnable = "../examples/functions/catalog.yaml"
+	code, _, errOut = runCLI(t, "publish", "--server", url, "--token", tok, "--version", "2.0.0", "--fail-on", "breaking", runnable)
+	if code != 1 || !strings.Contains(errOut, "BREAKING  function-removed  fn.example.com/") || !strings.Contains(errOut, "not published") {
+		t.Errorf("publish --fail-on breaking of a version that drops functions: exit %d\n%s", code, errOut)
+	}
+	if r := do(t, http.MethodGet, url+"/catalogs/example-functions/2.0.0/catalog.yaml", "", nil); r.status != http.StatusNotFound {
+		t.Errorf("the version refused by --fail-on breaking was published: %d", r.status)
+	}
+	code, out, errOut = runCLI(t, "publish", "--server", url, "--token", tok, "--version", "2.0.0", runnable)
+	if code != 0 || !strings.Contains(errOut, "function-removed") || !strings.Contains(out, "version 2.0.0 published") {
+		t.Errorf("publish of a version that drops functions: exit %d\n%s%s", code, out, errOut)
 	}
 	if code := stop(); code != 0 {
 		t.Fatalf("serve exited with %d after the stop signal", code)
 	}
 
 	url, _ = startServe(t, dataDir)
-	r := do(t, http.MethodGet, url+"/catalogs/example-functions/catalog.yaml", "", nil)
+	r := do(t, http.MethodGet, url+"/catalogs/example-functions/1.0.0/catalog.yaml", "", nil)
 	if r.status != http.StatusOK || !bytes.Equal(r.body, exampleCatalog(t)) {
 		t.Fatalf("after a restart: %d, the published bytes kept: %v", r.status, bytes.Equal(r.body, exampleCatalog(t)))
 	}

@@ -137,7 +137,7 @@ func token(t *testing.T, s *service, publisher string) string {
 
 func exampleCatalog(t *testing.T) []byte {
 	t.Helper()
-	data, err := os.ReadFile("../examples/catalog.yaml")
+	data, err := os.ReadFile("../catalog/testdata/reference/catalog.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -366,6 +367,36 @@ func TestWebsite(t *testing.T) {
 		}
 	})
 
+	t.Run("at 390 px", func(t *testing.T) {
+		run(t, ctx, chromedp.EmulateViewport(390, 900, chromedp.EmulateMobile))
+		defer run(t, ctx, chromedp.EmulateViewport(1280, 900))
+		// each element ends inside the viewport and hides nothing behind a sideways scroll
+		const jsOverflow = `((sels) => sels.map(sel => { const e = document.querySelector(sel); if (!e) return sel + ": missing";
+			const r = e.getBoundingClientRect(), vw = document.documentElement.clientWidth;
+			return (r.right > vw + 0.5 || e.scrollWidth > e.clientWidth + 1) ? sel + ": right " + r.right + " of " + vw + ", scrollWidth " + e.scrollWidth + " of " + e.clientWidth : ""; }).filter(Boolean))`
+		for _, page := range []struct {
+			url  string
+			sels []string
+		}{
+			{fnPage, []string{"#schema-table", "#config-title + .section-intro + .table-scroll", "#snippet-kptfile", "#pinned-image", ".fn-main", ".fn-side"}},
+			{s.url + "/catalogs/example-functions", []string{"#curl-latest", "#curl-pinned", "#resolve-cmd", ".fn-main"}},
+		} {
+			navigate(t, ctx, chromedp.Navigate(page.url))
+			if bad := eval[[]string](t, ctx, jsOverflow+"("+jsArray(page.sels)+")"); len(bad) > 0 {
+				t.Errorf("%s at 390 px overflows:\n%s", page.url, strings.Join(bad, "\n"))
+			}
+		}
+		navigate(t, ctx, chromedp.Navigate(fnPage))
+		// Runtime and Configuration come before the facts about the function
+		if order := eval[[]float64](t, ctx, `["#runtime-title", "#config-title", ".fn-side"].map(s => document.querySelector(s).getBoundingClientRect().top)`); !(order[0] < order[1] && order[1] < order[2]) {
+			t.Errorf("tops of Runtime, Configuration and the facts: %v, want in that order", order)
+		}
+		// the stacked table still names each value
+		if got := eval[string](t, ctx, `getComputedStyle(document.querySelector("#schema-table td[data-label=Type]"), "::before").content`); got != `"Type: "` {
+			t.Errorf("a stacked schema value is labelled %s", got)
+		}
+	})
+
 	t.Run("catalog and publisher pages", func(t *testing.T) {
 		if st := navigate(t, ctx, chromedp.Navigate(s.url+"/catalogs/example-functions")); st != 200 {
 			t.Fatalf("catalog: %d", st)
@@ -421,4 +452,10 @@ func TestWebsite(t *testing.T) {
 			}
 		}
 	})
+}
+
+// jsArray is a JavaScript array of strings.
+func jsArray(ss []string) string {
+	b, _ := json.Marshal(ss)
+	return string(b)
 }

@@ -64,8 +64,14 @@ func Builtin(lookupEnv func(string) (string, bool)) string {
 type Options struct {
 	// Catalogs are the catalog references, searched in order.
 	Catalogs []string
-	// Trusted are the references the user trusts (--trusted-catalog), matched exactly.
+	// Trusted are the references the user trusts (--trusted-catalog): a local catalog in any
+	// spelling of its path, any other reference exactly.
 	Trusted []string
+	// Declared holds, for a local catalog of Catalogs that a Kustomization or Composition lists, the
+	// spellings it was declared with there (relative to that file). A Trusted value equal to one of
+	// them trusts it too, from any working directory: KEP-2906 has --trusted-catalog take the value
+	// the Kustomization declares.
+	Declared map[string][]string
 	// Builtin is the built-in catalog reference, searched first and trusted; "" for none.
 	Builtin string
 	// HTTPClient fetches https catalogs; nil uses a client with a 30 s timeout.
@@ -85,10 +91,13 @@ type Resolver struct {
 	refs    []Ref
 	builtin int // how many refs at the front are built in (0 or 1)
 	trusted map[string]bool
-	https   httpsCache
-	git     gitFetcher
-	oci     CatalogPuller
-	val     *catalog.Validator
+	// declared and trustedAsWritten: Options.Declared, and the Trusted values cleaned, to match them
+	declared         map[string][]string
+	trustedAsWritten map[string]bool
+	https            httpsCache
+	git              gitFetcher
+	oci              CatalogPuller
+	val              *catalog.Validator
 
 	mu     sync.Mutex
 	loaded map[int]*loaded
@@ -103,11 +112,13 @@ type loaded struct {
 // New checks the references and returns a Resolver. Nothing is fetched yet.
 func New(o Options) (*Resolver, error) {
 	r := &Resolver{
-		trusted: map[string]bool{},
-		https:   httpsCache{client: o.HTTPClient, dir: o.CacheDir},
-		git:     gitFetcher{git: o.Git},
-		oci:     o.OCI,
-		loaded:  map[int]*loaded{},
+		trusted:          map[string]bool{},
+		declared:         o.Declared,
+		trustedAsWritten: map[string]bool{},
+		https:            httpsCache{client: o.HTTPClient, dir: o.CacheDir},
+		git:              gitFetcher{git: o.Git},
+		oci:              o.OCI,
+		loaded:           map[int]*loaded{},
 	}
 	if r.https.dir == "" {
 		r.https.dir = cachedir.Default().Catalogs()
@@ -133,6 +144,7 @@ func New(o Options) (*Resolver, error) {
 		r.refs = append(r.refs, ref)
 	}
 	for _, t := range o.Trusted {
+		r.trustedAsWritten[filepath.ToSlash(filepath.Clean(t))] = true
 		ref, err := ParseRef(t)
 		if err != nil {
 			// never the key of a catalog given: a malformed --trusted-catalog trusts nothing
@@ -165,8 +177,21 @@ func trustKey(ref Ref) string {
 }
 
 // isTrusted reports whether a catalog given was trusted with --trusted-catalog, in any spelling
-// of the same catalog.
-func (r *Resolver) isTrusted(ref Ref) bool { return r.trusted[trustKey(ref)] }
+// of the same catalog, or as a Kustomization that lists it spelled it.
+func (r *Resolver) isTrusted(ref Ref) bool {
+	if r.trusted[trustKey(ref)] {
+		return true
+	}
+	if ref.Kind != RefPath {
+		return false
+	}
+	for _, w := range r.declared[ref.Raw] {
+		if r.trustedAsWritten[filepath.ToSlash(filepath.Clean(w))] {
+			return true
+		}
+	}
+	return false
+}
 
 // Refs returns the catalogs in search order, the built-in one first.
 func (r *Resolver) Refs() []Ref { return append([]Ref(nil), r.refs...) }
@@ -218,7 +243,11 @@ func (r *Resolver) ResolveGVK(ctx context.Context, apiVersion, kind string) (*Re
 	for i, ref := range r.refs {
 		builtin := i < r.builtin
 		if !builtin && !r.isTrusted(ref) {
-			return nil, fmt.Errorf("resolve %s %s: %w %q: trust it with --trusted-catalog %s", apiVersion, kind, ErrUntrustedCatalog, ref.Raw, shellQuote(ref.Raw))
+			as := ref.Raw
+			if d := r.declared[ref.Raw]; len(d) > 0 {
+				as = d[0] // as its kustomization names it: the same from any directory
+			}
+			return nil, fmt.Errorf("resolve %s %s: %w %q: trust it with --trusted-catalog %s", apiVersion, kind, ErrUntrustedCatalog, ref.Raw, shellQuote(as))
 		}
 		cat, err := r.load(ctx, i)
 		if err != nil {

@@ -170,6 +170,37 @@ func TestTrustBySameFile(t *testing.T) {
 	}
 }
 
+// TestTrustAsDeclared: a catalog a Kustomization lists is trusted by the value it declares, from
+// any working directory, and the error names that value; another value is not.
+func TestTrustAsDeclared(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cat := writeFile(t, dir, "catalog.yaml", catalogYAML("c", fnEntry{"fn.example.com", "A", "a", []string{"v1"}}))
+	declared := map[string][]string{cat: {"../../catalog.yaml"}}
+	tests := []struct {
+		trust string
+		ok    bool
+	}{
+		{"../../catalog.yaml", true},
+		{"./../../catalog.yaml", true},
+		{"catalog.yaml", false},
+		{"../catalog.yaml", false},
+	}
+	for _, tc := range tests {
+		r, err := New(Options{Catalogs: []string{cat}, Trusted: []string{tc.trust}, Declared: declared, CacheDir: "-"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.ResolveGVK(context.Background(), "fn.example.com/v1", "A")
+		if got := !errors.Is(err, ErrUntrustedCatalog); got != tc.ok {
+			t.Errorf("--trusted-catalog %s for a catalog declared as ../../catalog.yaml: %v, want trusted=%v", tc.trust, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--trusted-catalog ../../catalog.yaml") {
+			t.Errorf("the error does not name the declared value: %v", err)
+		}
+	}
+}
+
 func TestBuiltinIsFirstAndTrusted(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

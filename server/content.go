@@ -33,6 +33,9 @@ type representation struct {
 	contentDigest []string // RFC 9530 Content-Digest
 	contentLength []string
 	contentType   []string
+	// browserType is the Content-Type for a browser that asked for a page: YAML as text/plain,
+	// which it shows instead of downloading; nil when the type is shown as it is (JSON)
+	browserType   []string
 	vary, noSniff []string
 }
 
@@ -67,6 +70,7 @@ type preparedContent struct {
 
 func prepare(c store.Content) *preparedContent {
 	p := &preparedContent{name: c.Name, version: c.Version, derived: c.Derived, yaml: newRepresentation(c.Bytes, "application/yaml")}
+	p.yaml.browserType = []string{"text/plain; charset=utf-8"}
 	if c.Version != "" {
 		p.versionHeader = []string{c.Version}
 		p.locationHeader = []string{"/catalogs/" + c.Name + "/" + c.Version + "/catalog.yaml"}
@@ -175,11 +179,20 @@ func serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, ca
 		return nil
 	}
 	h["Content-Type"] = rep.contentType
+	if rep.browserType != nil && wantsPage(r.Header.Get("Accept")) {
+		h["Content-Type"] = rep.browserType
+	}
 	h["Content-Digest"] = rep.contentDigest
 	h["Content-Length"] = rep.contentLength
 	h["X-Content-Type-Options"] = rep.noSniff
 	_, _ = w.Write(rep.body) // a failed write means the client left
 	return nil
+}
+
+// wantsPage reports whether an Accept header prefers HTML to YAML: a browser following a link,
+// which would download application/yaml rather than show it.
+func wantsPage(accept string) bool {
+	return strings.TrimSpace(accept) != "" && httpx.Quality(accept, "text/html") > httpx.Quality(accept, "application/yaml")
 }
 
 // wantsJSON reports whether an Accept header prefers JSON to YAML, by q-value; YAML wins a tie,

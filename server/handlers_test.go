@@ -28,9 +28,9 @@ import (
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
-func readExample(t testing.TB, name string) []byte {
+func readExample(t testing.TB, path string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../examples/" + name)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func (ts *testServer) do(t testing.TB, c call) *httptest.ResponseRecorder {
 
 func (ts *testServer) publishExample(t testing.TB) {
 	t.Helper()
-	rec := ts.do(t, call{method: http.MethodPut, path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: readExample(t, "catalog.yaml")})
+	rec := ts.do(t, call{method: http.MethodPut, path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: readExample(t, "../catalog/testdata/reference/catalog.yaml")})
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("publish: %d %s", rec.Code, rec.Body)
 	}
@@ -109,8 +109,8 @@ func (ts *testServer) publishExample(t testing.TB) {
 // TestHandlers runs each endpoint against the fake store: status, and what the body must say.
 func TestHandlers(t *testing.T) {
 	t.Parallel()
-	catalogYAML := readExample(t, "catalog.yaml")
-	definitionYAML := readExample(t, "definition.yaml")
+	catalogYAML := readExample(t, "../catalog/testdata/reference/catalog.yaml")
+	definitionYAML := readExample(t, "../examples/definition.yaml")
 	const catalogPath = "/api/v1/catalogs/example-functions/versions/"
 	tests := []struct {
 		name      string
@@ -155,6 +155,9 @@ func TestHandlers(t *testing.T) {
 			header: map[string]string{"Cache-Control": cacheImmutable}},
 		{name: "catalog.yaml as JSON", published: true, call: call{path: "/catalogs/example-functions/1.0.0/catalog.yaml", header: []string{"Accept", "application/json"}}, want: 200,
 			contains: []string{`"kind":"KRMFunctionCatalog"`}, header: map[string]string{"Content-Type": "application/json"}},
+		{name: "catalog.yaml in a browser, shown rather than downloaded", published: true, call: call{path: "/catalogs/example-functions/1.0.0/catalog.yaml",
+			header: []string{"Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}}, want: 200,
+			contains: []string{"kind: KRMFunctionCatalog"}, header: map[string]string{"Content-Type": "text/plain; charset=utf-8", "X-Content-Type-Options": "nosniff"}},
 		{name: "catalog.yaml not modified", published: true, call: call{path: "/catalogs/example-functions/1.0.0/catalog.yaml", header: []string{"If-None-Match", `"` + store.Digest(catalogYAML) + `"`}}, want: 304},
 		{name: "missing catalog.yaml", call: call{path: "/catalogs/none/catalog.yaml"}, want: 404},
 		{name: "missing definition.yaml", call: call{path: "/functions/fn.example.com/None/definition.yaml"}, want: 404},
@@ -233,7 +236,7 @@ func TestConditionalAndCachedContent(t *testing.T) {
 func TestDefinitionYAML(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, nil)
-	def := readExample(t, "definition.yaml")
+	def := readExample(t, "../examples/definition.yaml")
 	if rec := ts.do(t, call{method: "PUT", path: "/api/v1/definitions/fn.example.com/SetLabels", token: "secret", body: def}); rec.Code != 201 {
 		t.Fatalf("publish: %d %s", rec.Code, rec.Body)
 	}
@@ -273,7 +276,7 @@ func TestOutages(t *testing.T) {
 			ts.store.set(tc.fail, tc.stall)
 			for _, c := range paths {
 				if c.method == "PUT" {
-					c.body = readExample(t, "catalog.yaml")
+					c.body = readExample(t, "../catalog/testdata/reference/catalog.yaml")
 				}
 				rec := ts.do(t, c)
 				if rec.Code != http.StatusServiceUnavailable {
@@ -377,12 +380,12 @@ func TestLimits(t *testing.T) {
 		if rec.Code != 429 || rec.Header().Get("Retry-After") != "1" {
 			t.Errorf("second search: %d Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
 		}
-		cat := readExample(t, "catalog.yaml")
+		cat := readExample(t, "../catalog/testdata/reference/catalog.yaml")
 		ts.do(t, call{method: "PUT", path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: cat})
 		if rec := ts.do(t, call{method: "PUT", path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: cat}); rec.Code != 429 {
 			t.Errorf("second publish of a token limited to 1: %d", rec.Code)
 		}
-		if rec := ts.do(t, call{method: "PUT", path: "/api/v1/definitions/fn.example.com/SetLabels", token: "other", body: readExample(t, "definition.yaml")}); rec.Code == 429 {
+		if rec := ts.do(t, call{method: "PUT", path: "/api/v1/definitions/fn.example.com/SetLabels", token: "other", body: readExample(t, "../examples/definition.yaml")}); rec.Code == 429 {
 			t.Error("another publisher was limited by the first one's publishes")
 		}
 	})
@@ -422,7 +425,7 @@ func TestPublishPushes(t *testing.T) {
 				c.OCI, c.OCIPrefix = reg, "127.0.0.1:5000/krm"
 				c.Signatures = NewSignatures(reg, c.Store, nil)
 			})
-			rec := ts.do(t, call{method: "PUT", path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: readExample(t, "catalog.yaml")})
+			rec := ts.do(t, call{method: "PUT", path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: readExample(t, "../catalog/testdata/reference/catalog.yaml")})
 			if rec.Code != tc.want {
 				t.Fatalf("publish: %d, want %d: %s", rec.Code, tc.want, rec.Body)
 			}

@@ -156,7 +156,7 @@ func TestSlowBodyHoldsNoSlot(t *testing.T) {
 func TestPublishRefusesMergeKeys(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, nil)
-	cat := strings.Replace(string(readExample(t, "catalog.yaml")), "\n    - group: fn.example.com\n", "\n    - <<: {group: fn.other.org}\n      group: fn.example.com\n", 1)
+	cat := strings.Replace(string(readExample(t, "../catalog/testdata/reference/catalog.yaml")), "\n    - group: fn.example.com\n", "\n    - <<: {group: fn.other.org}\n      group: fn.example.com\n", 1)
 	if !strings.Contains(cat, "<<:") {
 		t.Fatal("the example catalog changed shape; the test no longer adds its merge key")
 	}
@@ -210,7 +210,7 @@ func TestAuthFailuresLimited(t *testing.T) {
 func TestRefusalsAudited(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, nil)
-	cat := readExample(t, "catalog.yaml")
+	cat := readExample(t, "../catalog/testdata/reference/catalog.yaml")
 	ts.do(t, call{method: http.MethodPut, path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "wrong", body: cat})
 	ts.do(t, call{method: http.MethodPut, path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "other", body: cat})
 	ts.do(t, call{method: http.MethodPut, path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: cat})

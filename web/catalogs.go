@@ -96,9 +96,12 @@ type catalogPage struct {
 	Functions    []catalogFunction
 	LatestCurl   snippet
 	PinnedCurl   snippet
-	Signature    *signatureView
-	DocumentURL  string
-	Proposals    []proposalView
+	// ResolveCmd resolves the catalog's first function through this version, trusted: the
+	// --catalog and --trusted-catalog flags every command that runs functions takes
+	ResolveCmd  snippet
+	Signature   *signatureView
+	DocumentURL string
+	Proposals   []proposalView
 }
 
 func (s *Site) catalog(w http.ResponseWriter, r *http.Request) error {
@@ -193,6 +196,11 @@ func (s *Site) catalog(w http.ResponseWriter, r *http.Request) error {
 	base := baseURL(r)
 	p.LatestCurl = snippet{ID: "curl-latest", Title: "curl command for the latest version", Text: "curl -fsSL " + base + catalogURL(name) + "/catalog.yaml"}
 	p.PinnedCurl = snippet{ID: "curl-pinned", Title: "curl command for this version", Text: "curl -fsSL " + base + p.DocumentURL}
+	if len(fns) > 0 && len(fns[0].Versions) > 0 {
+		f, doc := fns[0], base+p.DocumentURL
+		p.ResolveCmd = snippet{ID: "resolve-cmd", Title: "krm-catalog command trusting this version",
+			Text: fmt.Sprintf("krm-catalog resolve --catalog %s \\\n  --trusted-catalog %s \\\n  %s/%s %s", doc, doc, f.Group, f.Versions[0], f.Kind)}
+	}
 	return s.render(w, r, http.StatusOK, "catalog", page{Title: name + " – catalog", Section: "catalogs", Body: p})
 }
 

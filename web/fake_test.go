@@ -37,7 +37,7 @@ var published = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
 
 func newFakeStore(t testing.TB) *fakeStore {
 	t.Helper()
-	data, err := os.ReadFile("../examples/catalog.yaml")
+	data, err := os.ReadFile("../catalog/testdata/reference/catalog.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

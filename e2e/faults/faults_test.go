@@ -19,7 +19,7 @@ import (
 
 func exampleCatalog(t *testing.T) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../../examples/catalog.yaml")
+	b, err := os.ReadFile("../../catalog/testdata/reference/catalog.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,9 +101,10 @@ transformers:
 	r := run{env: pub.env, dir: root}
 	cache := t.TempDir()
 
-	// not trusted: the KEP's error, nothing printed, nothing downloaded
+	// not trusted: the KEP's error, naming the value the Kustomization declares, nothing printed,
+	// nothing downloaded
 	out := r.krm(t, "build", "app", "--cache-dir", cache)
-	if out.code != 2 || out.stdout != "" || !strings.Contains(out.stderr, "--trusted-catalog app/catalog.yaml") {
+	if out.code != 2 || out.stdout != "" || !strings.Contains(out.stderr, "--trusted-catalog catalog.yaml") {
 		t.Errorf("untrusted catalog: want exit 2, no output and the trust hint:\n%s", out)
 	}
 	if n := pub.hits.Total(); n != 0 {
@@ -119,6 +120,10 @@ transformers:
 		if strings.Count(out.stdout, want) != 2 {
 			t.Errorf("want %q on both resources:\n%s", want, out.stdout)
 		}
+	}
+	// trusted as the Kustomization declares it (KEP-2906), from another directory than its own
+	if out2 := r.krm(t, "build", "app", "--trusted-catalog", "catalog.yaml", "--cache-dir", cache); out2.code != 0 || out2.stdout != out.stdout {
+		t.Errorf("--trusted-catalog catalog.yaml, as declared:\n%s", out2)
 	}
 
 	// --catalog first: a trusted catalog on the command line that has the functions is enough, the

@@ -159,26 +159,10 @@ func Image(t testing.TB, engine, bin, host, name string) string {
 	return ""
 }
 
-// Kustomize finds kustomize v5.8.2: in KRM_CATALOG_TOOLS_BIN, then on PATH.
+// Kustomize is kustomize v5.8.2, built into the tools cache when missing (testenv.Tool).
 func Kustomize(t testing.TB) string {
 	t.Helper()
-	const how = "run .ci/tools-fn.sh and set KRM_CATALOG_TOOLS_BIN to the directory it prints"
-	candidates := []string{}
-	if dir := os.Getenv("KRM_CATALOG_TOOLS_BIN"); dir != "" {
-		candidates = append(candidates, filepath.Join(dir, "kustomize"))
-	}
-	if p, err := exec.LookPath("kustomize"); err == nil {
-		candidates = append(candidates, p)
-	}
-	for _, c := range candidates {
-		// the module version recorded in the binary, as .ci/tools-fn.sh checks it
-		out, err := exec.Command("go", "version", "-m", c).Output()
-		if err == nil && strings.Contains(string(out), "mod\tsigs.k8s.io/kustomize/kustomize/v5\tv5.8.2") {
-			return c
-		}
-	}
-	Missing(t, "kustomize v5.8.2", how)
-	return ""
+	return testenv.Tool(t, "kustomize")
 }
 
 // TLSFiles serves files (URL path to file path) over TLS on 127.0.0.1 and counts requests.

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	goyaml "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -40,6 +41,14 @@ type Preparers interface {
 	For(catalogs []string) (composition.StepPreparer, error)
 }
 
+// Declarations is implemented by Preparers that trust a local catalog by the value the
+// Kustomization that lists it declares (KEP-2906: `catalogs: [catalog.yaml]` is trusted by
+// --trusted-catalog catalog.yaml, from any working directory). Declared is told each local catalog,
+// as For will be given it, and as the Kustomization wrote it; before For is called with it.
+type Declarations interface {
+	Declared(ref, written string)
+}
+
 // Options configure a build.
 type Options struct {
 	// Kustomize are `kustomize build`'s flags; nil is their defaults.
@@ -51,7 +60,8 @@ type Options struct {
 // Build builds the kustomization in dir and returns what `kustomize build` prints, with the
 // results of the catalog functions that ran. Every catalog function of the tree is resolved, its
 // config validated and its runtime fetched before anything runs; nothing is returned on error.
-func Build(ctx context.Context, dir string, o Options) ([]byte, []fn.FunctionResults, error) {
+func Build(ctx context.Context, dir string, o Options) (_ []byte, _ []fn.FunctionResults, err error) {
+	defer func() { err = unreadable(err) }()
 	kopts, err := o.Kustomize.krustyOptions()
 	if err != nil {
 		return nil, nil, err
@@ -86,6 +96,21 @@ func Build(ctx context.Context, dir string, o Options) ([]byte, []fn.FunctionRes
 	}
 	out, err = b.finish(root, out)
 	return out, b.results, err
+}
+
+// unreadable makes a YAML syntax error anywhere in the tree (kustomize's reading of a resource
+// included) ErrInvalid: input that cannot be read, as it is for every command, not a failed build.
+func unreadable(err error) error {
+	if err == nil || errors.Is(err, ErrInvalid) {
+		return err
+	}
+	// kustomize keeps only the text of kyaml's error, marked as kustomize's own
+	// kusterr.IsMalformedYAMLError looks for it
+	var se *goyaml.SyntaxError
+	if !errors.As(err, &se) && !strings.Contains(err.Error(), "MalformedYAMLError") {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrInvalid, err)
 }
 
 // builder holds one build: the layers read, the files in memory, the results so far.
@@ -213,7 +238,11 @@ func (b *builder) load(dir string, stack []string) (*layer, error) {
 	b.layers[dir] = l
 	if f := spec.Field("catalogs"); f != nil {
 		for _, c := range seqStrings(f.Value) {
-			l.catalogs = append(l.catalogs, catalogRef(dir, c))
+			ref := catalogRef(dir, c)
+			l.catalogs = append(l.catalogs, ref)
+			if d, ok := b.opts.Functions.(Declarations); ok && ref != c {
+				d.Declared(ref, c)
+			}
 		}
 		if err := spec.PipeE(yaml.Clear("catalogs")); err != nil {
 			return nil, err

@@ -30,6 +30,58 @@ type fakeFunctions struct {
 	unknown  string              // a kind no catalog has
 }
 
+// A file of the tree that is not YAML is input that cannot be read (ErrInvalid), with the line and
+// column of the problem, whether krm-catalog or kustomize reads it.
+func TestUnreadableYAML(t *testing.T) {
+	t.Parallel()
+	bad := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: [x\n  b: c\n"
+	for name, files := range map[string]map[string]string{
+		"a resource":        {"kustomization.yaml": "resources:\n- cm.yaml\n", "cm.yaml": bad},
+		"the kustomization": {"kustomization.yaml": "resources: [\n- cm.yaml\n"},
+	} {
+		_, _, err := Build(context.Background(), fntest.Tree(t, files), Options{})
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "column") {
+			t.Errorf("%s not YAML: %v; want ErrInvalid with a line and column", name, err)
+		}
+	}
+}
+
+// declaringFunctions records how the kustomizations spelled their catalogs.
+type declaringFunctions struct {
+	fakeFunctions
+	declared map[string][]string
+}
+
+func (f *declaringFunctions) Declared(ref, written string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.declared == nil {
+		f.declared = map[string][]string{}
+	}
+	f.declared[ref] = append(f.declared[ref], written)
+}
+
+// A Preparers that trusts catalogs as declared learns each local catalog as For gets it and as the
+// kustomization wrote it; a remote one is left to the reference.
+func TestDeclaredCatalogs(t *testing.T) {
+	t.Parallel()
+	dir := fntest.Tree(t, map[string]string{
+		"app/kustomization.yaml": "catalogs:\n  - ../shared/catalog.yaml\n  - https://catalogs.example.com/c.yaml\nresources:\n- deployment.yaml\ntransformers:\n- fn.yaml\n",
+		"app/deployment.yaml":    deployment,
+		"app/fn.yaml":            fnConfig("Mark", "one"),
+	})
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &declaringFunctions{}
+	build(t, filepath.Join(dir, "app"), f)
+	rel, _ := filepath.Rel(wd, filepath.Join(dir, "shared", "catalog.yaml"))
+	if diff := cmp.Diff(map[string][]string{filepath.ToSlash(rel): {"../shared/catalog.yaml"}}, f.declared); diff != "" {
+		t.Errorf("declared (-want +got):\n%s", diff)
+	}
+}
+
 func (f *fakeFunctions) For(catalogs []string) (composition.StepPreparer, error) {
 	return &fakePreparer{f: f, catalogs: catalogs}, nil
 }

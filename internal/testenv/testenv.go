@@ -4,6 +4,8 @@
 package testenv
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"testing"
@@ -15,5 +17,17 @@ func Missing(t testing.TB, what, howTo string) {
 	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
 		t.Fatalf("%s is missing, and CI=true requires it: %s", what, howTo)
 	}
-	t.Skipf("%s is missing: %s (with CI=true this is a failure)", what, howTo)
+	msg := fmt.Sprintf("%s is missing: %s (with CI=true this is a failure)", what, howTo)
+	// go test shows nothing of a package that passes but its "ok" line, skips included, unless -v:
+	// say it on the terminal the tests were started from, when there is one
+	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+		writeSkip(tty, t.Name(), msg)
+		tty.Close()
+	}
+	t.Skip(msg)
+}
+
+// writeSkip writes the line a skip shows on the terminal.
+func writeSkip(w io.Writer, test, msg string) {
+	fmt.Fprintf(w, "--- SKIP: %s: %s\n", test, msg)
 }

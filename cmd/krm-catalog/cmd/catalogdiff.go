@@ -48,8 +48,8 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 			if err := format.check(); err != nil {
 				return err
 			}
-			if failOn != "none" && failOn != "breaking" && failOn != "any" {
-				return usageErr(fmt.Errorf("--fail-on must be none, breaking or any, not %q", failOn))
+			if err := checkFailOn(failOn); err != nil {
+				return err
 			}
 			// both catalogs are only read and compared, never run: naming them is trusting them
 			o.catalogs, o.trusted = args, args
@@ -83,7 +83,7 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 			if err != nil {
 				return err
 			}
-			if (failOn == "breaking" && rep.Breaking > 0) || (failOn == "any" && len(rep.Changes) > 0) {
+			if failsOn(failOn, rep) {
 				return failure(nil)
 			}
 			return nil
@@ -92,10 +92,27 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 	fs := cmd.Flags()
 	fs.StringArrayVar(&o.keys, "key", nil, "public key (PEM): oci:// catalogs must be signed by one of these keys (repeatable)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "cache for catalogs and OCI content (default: the user cache directory)")
-	fs.StringVar(&failOn, "fail-on", "none", "exit 1 on: none, breaking (breaking changes) or any (any change)")
+	failOnFlag(cmd, &failOn)
 	fs.StringVar(&serverURL, "server", "", "the krm-catalog service to ask what the publishers of NEW's curated entries publish now")
 	format = addFormatFlag(cmd, "text", "json")
 	return cmd
+}
+
+// failOnFlag registers --fail-on, which catalog diff and publish share.
+func failOnFlag(cmd *cobra.Command, failOn *string) {
+	cmd.Flags().StringVar(failOn, "fail-on", "none", "exit 1 on: none, breaking (breaking changes) or any (any change)")
+}
+
+func checkFailOn(failOn string) error {
+	if failOn != "none" && failOn != "breaking" && failOn != "any" {
+		return usageErr(fmt.Errorf("--fail-on must be none, breaking or any, not %q", failOn))
+	}
+	return nil
+}
+
+// failsOn reports whether --fail-on's value failOn fails on the changes of rep.
+func failsOn(failOn string, rep diff.Report) bool {
+	return (failOn == "breaking" && rep.Breaking > 0) || (failOn == "any" && len(rep.Changes) > 0)
 }
 
 func writeDiffText(w io.Writer, r diff.Report) error {

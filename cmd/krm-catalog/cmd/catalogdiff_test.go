@@ -24,11 +24,11 @@ func TestCatalogDiffCommand(t *testing.T) {
 	reg := registrytest.Distribution(t)
 
 	ref := reg.Host + "/catalogs/example:v1"
-	digest := strings.TrimSpace(mustRun(t, ExitOK, "", "push", ref, "../../../examples/catalog.yaml"))
+	digest := strings.TrimSpace(mustRun(t, ExitOK, "", "push", ref, "../../../catalog/testdata/reference/catalog.yaml"))
 	mustRun(t, ExitOK, "", "sign", "--key", key, reg.Host+"/catalogs/example@"+digest)
 	old := "oci://" + ref
 
-	orig, err := os.ReadFile("../../../examples/catalog.yaml")
+	orig, err := os.ReadFile("../../../catalog/testdata/reference/catalog.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,12 +47,12 @@ func Main(ctx context.Context, args []string, streams IO) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(streams.Err, "krm-catalog:", ee.err)
+			fmt.Fprintln(streams.Err, colourFor(streams.Err).errorPrefix(), ee.err)
 		}
 		return ee.code
 	}
 	// cobra's own errors are usage errors: unknown command or flag, wrong argument count
-	fmt.Fprintln(streams.Err, "krm-catalog:", err)
+	fmt.Fprintln(streams.Err, colourFor(streams.Err).errorPrefix(), err)
 	if cmd != nil {
 		fmt.Fprintf(streams.Err, "usage: %s (%s --help for more)\n", cmd.UseLine(), cmd.CommandPath())
 	}

@@ -49,11 +49,21 @@ func (f *databaseFlags) open(ctx context.Context, logger *slog.Logger) (*service
 	return db, nil
 }
 
+// commandLogger is the logger of a one-shot command on the database (token, publisher, migrate):
+// warnings and errors only, so that the embedded cluster's start and stop say nothing around the
+// command's own output; KRM_CATALOG_LOG_LEVEL=info shows them.
+func commandLogger(streams IO) *slog.Logger {
+	logger, err := newLeveledLogger(streams, "text", envOr("KRM_CATALOG_LOG_LEVEL", "warn"))
+	if err != nil {
+		logger, _ = newLeveledLogger(streams, "text", "warn")
+	}
+	return logger
+}
+
 // withStore opens the database (joining a running serve on the same data dir) for one command.
 func (f *databaseFlags) withStore(cmd *cobra.Command, streams IO, fn func(context.Context, *store.Store) error) error {
 	ctx := cmd.Context()
-	logger, _ := newLogger(streams, "text")
-	database, err := f.open(ctx, logger)
+	database, err := f.open(ctx, commandLogger(streams))
 	if err != nil {
 		return usageErr(err)
 	}

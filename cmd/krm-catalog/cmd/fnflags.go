@@ -28,9 +28,11 @@ import (
 // fnOptions are the flags shared by the commands that resolve and run functions.
 type fnOptions struct {
 	catalogs, trusted []string
-	keys              []string
-	cacheDir          string
-	registryTimeout   time.Duration
+	// declared: how the kustomizations of a build spelled their local catalogs (resolver.Options)
+	declared        map[string][]string
+	keys            []string
+	cacheDir        string
+	registryTimeout time.Duration
 
 	allowExec, allowNetwork bool
 	mounts                  []string
@@ -136,6 +138,7 @@ func (o *fnOptions) resolver(oa *ociAdapter, extraTrusted ...string) (*resolver.
 	r, err := resolver.New(resolver.Options{
 		Catalogs: o.catalogs,
 		Trusted:  append(append([]string(nil), o.trusted...), extraTrusted...),
+		Declared: o.declared,
 		Builtin:  resolver.Builtin(os.LookupEnv),
 		CacheDir: o.cache().Catalogs(),
 		OCI:      oa,
@@ -202,7 +205,9 @@ func (o *fnOptions) runner(stderr io.Writer, baseDir string, extraTrusted ...str
 }
 
 // runExit maps a run error to an exit code: usage problems (an untrusted or malformed catalog
-// reference, a missing permission) are 2; failing functions, error results and everything else 1.
+// reference, a missing permission) and input that cannot be read (a catalog that cannot be fetched
+// or does not validate, as catalog diff has it) are 2; failing functions, error results and
+// everything else 1.
 func runExit(err error) error {
 	if err == nil {
 		return nil
@@ -211,7 +216,8 @@ func runExit(err error) error {
 	if errors.As(err, &ee) {
 		return err
 	}
-	if errors.Is(err, resolver.ErrUntrustedCatalog) || errors.Is(err, resolver.ErrInvalidReference) || errors.Is(err, fn.ErrNotAllowed) {
+	if errors.Is(err, resolver.ErrUntrustedCatalog) || errors.Is(err, resolver.ErrInvalidReference) || errors.Is(err, fn.ErrNotAllowed) ||
+		errors.Is(err, resolver.ErrFetch) || errors.Is(err, resolver.ErrInvalidCatalog) {
 		return usageErr(err)
 	}
 	return failure(err)

@@ -32,8 +32,7 @@ step back: "down" reverts the last migration.`,
 			default:
 				return usageErr(fmt.Errorf("migrate takes up, down or version, not %q", args[0]))
 			}
-			logger, _ := newLogger(streams, "text")
-			database, err := servicedb.Open(ctx, db.url, db.dataDir, logger)
+			database, err := servicedb.Open(ctx, db.url, db.dataDir, commandLogger(streams))
 			if err != nil {
 				return usageErr(err)
 			}

@@ -135,7 +135,7 @@ func BenchmarkOCI(b *testing.B) {
 	// Cached pulls by digest: the command as a process, and the library call it makes (what a
 	// runner embedding krm-catalog pays), of a catalog and of the 50 MB binary.
 	catRef := reg.Host + "/bench/catalog:v1"
-	catalogFile, err := filepath.Abs("../../../examples/catalog.yaml")
+	catalogFile, err := filepath.Abs("../../../catalog/testdata/reference/catalog.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,25 +18,10 @@ import (
 // writes; cosign verifies what sign writes and verify accepts what cosign signs, in both of its
 // formats. .ci/tools.sh builds the CLIs at pinned versions.
 
-// tool finds a CLI .ci/tools.sh built: in $KRM_CATALOG_TOOLS_BIN, else on PATH. Outside CI a
-// missing tool skips the test; in CI (CI=true) it fails it.
+// tool is a CLI .ci/tools.sh builds, built into the tools cache when missing (testenv.Tool).
 func tool(t testing.TB, name string) string {
 	t.Helper()
-	if dir := os.Getenv("KRM_CATALOG_TOOLS_BIN"); dir != "" {
-		if p := filepath.Join(dir, name); isExecutable(p) {
-			return p
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	testenv.Missing(t, name+" (in $KRM_CATALOG_TOOLS_BIN or PATH)", `build it with: export KRM_CATALOG_TOOLS_BIN="$(.ci/tools.sh)"`)
-	return ""
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0
+	return testenv.Tool(t, name)
 }
 
 // cli runs an external CLI in dir and returns its combined output and whether it succeeded.
@@ -93,7 +78,7 @@ func TestOCIInterop(t *testing.T) {
 	}
 	mustCLI(t, other, cosign2, "generate-key-pair")
 	key, pub, otherPub := filepath.Join(dir, "cosign.key"), filepath.Join(dir, "cosign.pub"), filepath.Join(other, "cosign.pub")
-	catalogFile, err := filepath.Abs("../../../examples/catalog.yaml")
+	catalogFile, err := filepath.Abs("../../../catalog/testdata/reference/catalog.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,13 +51,13 @@ func TestPushPullCommands(t *testing.T) {
 	for _, reg := range registrytest.Both(t) {
 		t.Run(reg.Name, func(t *testing.T) {
 			ref := reg.Host + "/catalogs/example:v1.0.0"
-			digest := strings.TrimSpace(mustRun(t, ExitOK, "", "push", ref, "../../../examples/catalog.yaml"))
+			digest := strings.TrimSpace(mustRun(t, ExitOK, "", "push", ref, "../../../catalog/testdata/reference/catalog.yaml"))
 			if !strings.HasPrefix(digest, "sha256:") || len(digest) != 71 {
 				t.Fatalf("push printed %q, want a digest", digest)
 			}
 			// SOURCE_DATE_EPOCH makes the digest reproducible.
 			var pushed pushJSON
-			if err := json.Unmarshal([]byte(mustRun(t, ExitOK, "", "push", "--format", "json", reg.Host+"/catalogs/example-again:v1.0.0", "../../../examples/catalog.yaml")), &pushed); err != nil {
+			if err := json.Unmarshal([]byte(mustRun(t, ExitOK, "", "push", "--format", "json", reg.Host+"/catalogs/example-again:v1.0.0", "../../../catalog/testdata/reference/catalog.yaml")), &pushed); err != nil {
 				t.Fatal(err)
 			}
 			if pushed.Digest != digest || pushed.Kind != "catalog" || pushed.ArtifactType != "application/vnd.cncf.kubernetes.krm-func-catalog.layer.v1+yaml" {
@@ -69,7 +69,7 @@ func TestPushPullCommands(t *testing.T) {
 			if err := json.Unmarshal([]byte(mustRun(t, ExitOK, "", "pull", "--format", "json", "-o", out, ref)), &pulled); err != nil {
 				t.Fatal(err)
 			}
-			want, _ := os.ReadFile("../../../examples/catalog.yaml")
+			want, _ := os.ReadFile("../../../catalog/testdata/reference/catalog.yaml")
 			got, _ := os.ReadFile(filepath.Join(out, "catalog.yaml"))
 			if diff := cmp.Diff(string(want), string(got)); diff != "" || pulled.Digest != digest {
 				t.Errorf("pulled %s (want %s), content (-want +got):\n%s", pulled.Digest, digest, diff)
@@ -117,10 +117,10 @@ func TestPushPullRefusals(t *testing.T) {
 		{"so it is not there", []string{"pull", "-o", dir, reg.Host + "/bad:v1"}, ExitFailure, "not found"},
 		{"a ResourceList is not an artifact", []string{"push", reg.Host + "/rl:v1", "../../../catalog/testdata/valid/12-resource-list.yaml"}, ExitUsage, "is a ResourceList"},
 		{"exec without platforms", []string{"push", "--type", "exec", reg.Host + "/x:v1", bin}, ExitUsage, "--platform os/arch=PATH"},
-		{"platforms without exec", []string{"push", "--platform", "linux/amd64=" + bin, reg.Host + "/x:v1", "../../../examples/catalog.yaml"}, ExitUsage, "--platform is for --type exec"},
+		{"platforms without exec", []string{"push", "--platform", "linux/amd64=" + bin, reg.Host + "/x:v1", "../../../catalog/testdata/reference/catalog.yaml"}, ExitUsage, "--platform is for --type exec"},
 		{"bad platform", []string{"push", "--type", "exec", "--platform", "linux=" + bin, reg.Host + "/x:v1"}, ExitUsage, "expected os/arch"},
 		{"unknown type", []string{"push", "--type", "wasm", reg.Host + "/x:v1", bin}, ExitUsage, "unknown artifact type"},
-		{"no registry host", []string{"push", "catalog:v1", "../../../examples/catalog.yaml"}, ExitUsage, "invalid reference"},
+		{"no registry host", []string{"push", "catalog:v1", "../../../catalog/testdata/reference/catalog.yaml"}, ExitUsage, "invalid reference"},
 		{"bad format", []string{"pull", "--format", "xml", reg.Host + "/x:v1"}, ExitUsage, "--format must be text or json"},
 		{"sign without key", []string{"sign", reg.Host + "/x:v1"}, ExitUsage, "--key is required"},
 		{"attach by tag", []string{"attach", "--definition", "../../../examples/definition.yaml", reg.Host + "/x:v1"}, ExitUsage, "needs the image by digest"},
@@ -168,7 +168,7 @@ func TestSignAttachDiscoverCommands(t *testing.T) {
 
 			// pull checks signatures before writing: a catalog signed with the trusted key only.
 			cat := reg.Host + "/catalogs/signed:v1"
-			mustRun(t, ExitOK, "", "push", cat, "../../../examples/catalog.yaml")
+			mustRun(t, ExitOK, "", "push", cat, "../../../catalog/testdata/reference/catalog.yaml")
 			_, _, stderr := run(t, "", "pull", "--key", pub, "-o", filepath.Join(dir, "unsigned"), cat)
 			if !strings.Contains(stderr, "no signature for") {
 				t.Errorf("pull of an unsigned artifact with --key: %s", stderr)
@@ -195,7 +195,7 @@ func TestLoginLogoutCommands(t *testing.T) {
 	dir := ociEnv(t)
 	reg := registrytest.DistributionWithAuth(t, "ci", "s3cret")
 	ref := reg.Host + "/private/catalog:v1"
-	if code, _, stderr := run(t, "", "push", ref, "../../../examples/catalog.yaml"); code != ExitFailure || !strings.Contains(stderr, "credential") {
+	if code, _, stderr := run(t, "", "push", ref, "../../../catalog/testdata/reference/catalog.yaml"); code != ExitFailure || !strings.Contains(stderr, "credential") {
 		t.Errorf("anonymous push: exit %d, %s", code, stderr)
 	}
 	if code, _, _ := run(t, "wrong\n", "login", "-u", "ci", "--password-stdin", reg.Host); code != ExitFailure {
@@ -209,7 +209,7 @@ func TestLoginLogoutCommands(t *testing.T) {
 	if err != nil || !strings.Contains(string(cfg), reg.Host) {
 		t.Fatalf("docker config after login: %s %v", cfg, err)
 	}
-	mustRun(t, ExitOK, "", "push", ref, "../../../examples/catalog.yaml")
+	mustRun(t, ExitOK, "", "push", ref, "../../../catalog/testdata/reference/catalog.yaml")
 	mustRun(t, ExitOK, "", "logout", reg.Host)
 	if code, _, _ := run(t, "", "pull", "-o", dir, ref); code != ExitFailure {
 		t.Errorf("pull after logout: exit %d, want a failure", code)
@@ -310,7 +310,7 @@ func TestRegistryCommandsTimeOut(t *testing.T) {
 		args  []string
 		code  int
 	}{
-		{"push", "", []string{"push", ref, "../../../examples/catalog.yaml"}, ExitFailure},
+		{"push", "", []string{"push", ref, "../../../catalog/testdata/reference/catalog.yaml"}, ExitFailure},
 		{"pull", "", []string{"pull", "-o", filepath.Join(dir, "out"), ref}, ExitFailure},
 		{"sign", "", []string{"sign", "--key", key, ref}, ExitFailure},
 		{"discover", "", []string{"discover", ref}, ExitFailure},
@@ -319,7 +319,8 @@ func TestRegistryCommandsTimeOut(t *testing.T) {
 		{"login", "secret\n", []string{"login", "-u", "ci", "--password-stdin", host}, ExitFailure},
 		// mirror's source could not be read: 2, as for a missing file.
 		{"mirror", "", []string{"mirror", "oci://" + ref, host + "/mirror"}, ExitUsage},
-		{"resolve from an oci:// catalog", "", []string{"resolve", "--catalog", "oci://" + ref, "--trusted-catalog", "oci://" + ref, "example.com/v1", "SetNamespace"}, ExitFailure},
+		// resolve's catalog could not be read: 2, as for verify and mirror.
+		{"resolve from an oci:// catalog", "", []string{"resolve", "--catalog", "oci://" + ref, "--trusted-catalog", "oci://" + ref, "example.com/v1", "SetNamespace"}, ExitUsage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/apiclient"
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/catalog/diff"
 )
 
 // versionLabel is the standard Kubernetes label publish takes a catalog's version from by default.
@@ -19,6 +21,7 @@ func newPublishCmd() *cobra.Command {
 		serverURL, token, version string
 		format                    *outputFormat
 		allowHTTP                 bool
+		failOn                    string
 	)
 	cmd := &cobra.Command{
 		Use:   "publish --server URL [--token T] [--version V] FILE",
@@ -29,11 +32,21 @@ metadata.name) or a KRMFunctionDefinition to the service. The version comes from
 from --token or KRM_CATALOG_TOKEN.
 
 The file is checked locally first; the service checks it again and stores it
-byte for byte.`,
-		Example: `  krm-catalog publish --server http://127.0.0.1:8080 --version 1.0.0 examples/catalog.yaml`,
-		Args:    cobra.ExactArgs(1),
+byte for byte.
+
+A catalog is compared with the latest version the service has, and what the new
+version changes is printed on standard error as catalog diff prints it, so that a
+version that drops functions does not do so silently. --fail-on breaking (or any)
+publishes nothing, and exits 1, when the comparison finds a breaking change (any
+change).`,
+		Example: `  krm-catalog publish --server http://127.0.0.1:8080 --version 1.0.0 examples/functions/catalog.yaml
+  krm-catalog publish --fail-on breaking --version 1.1.0 examples/functions/catalog.yaml`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := format.check(); err != nil {
+				return err
+			}
+			if err := checkFailOn(failOn); err != nil {
 				return err
 			}
 			if token == "" {
@@ -52,7 +65,7 @@ byte for byte.`,
 			}
 			doc, findings, err := v.ReadPublishable(args[0], data)
 			if findings.HasErrors() {
-				_ = catalog.WriteText(cmd.ErrOrStderr(), findings)
+				_ = writeFindings(cmd.ErrOrStderr(), findings)
 				return failure(errors.New("not published: the file has errors"))
 			}
 			if err != nil {
@@ -63,12 +76,25 @@ byte for byte.`,
 				return usageErr(err)
 			}
 			var res apiclient.Published
+			var changes *diff.Report
 			if cat := doc.Catalog; cat != nil {
 				if version == "" {
 					version = cat.Labels[versionLabel]
 				}
 				if version == "" {
 					return usageErr(fmt.Errorf("no version: pass --version or set the %s label", versionLabel))
+				}
+				changes, err = changesFromLatest(cmd.Context(), client, v, args[0], cat)
+				if err != nil {
+					return publishErr(args[0], err)
+				}
+				if changes != nil && len(changes.Changes) > 0 {
+					if err := writeDiffText(cmd.ErrOrStderr(), *changes); err != nil {
+						return err
+					}
+				}
+				if changes != nil && failsOn(failOn, *changes) {
+					return failure(fmt.Errorf("not published: %d change(s), %d breaking, from %s (--fail-on %s)", len(changes.Changes), changes.Breaking, changes.Old, failOn))
 				}
 				res, err = client.PublishCatalog(cmd.Context(), cat.Name, version, data)
 			} else {
@@ -82,14 +108,14 @@ byte for byte.`,
 				}
 				return failure(fmt.Errorf("not published: %w", err))
 			}
-			if errors.Is(err, apiclient.ErrUnreachable) {
-				return failure(fmt.Errorf("publish %s: %w", args[0], err))
-			}
 			if err != nil {
-				return usageErr(fmt.Errorf("publish %s: %w", args[0], err))
+				return publishErr(args[0], err)
 			}
 			if format.is("json") {
-				return writeJSON(cmd.OutOrStdout(), res)
+				return writeJSON(cmd.OutOrStdout(), struct {
+					apiclient.Published
+					Changes *diff.Report `json:"changes,omitempty"`
+				}{res, changes})
 			}
 			what := "unchanged (already published with the same bytes)"
 			if res.Created {
@@ -110,8 +136,35 @@ byte for byte.`,
 	cmd.Flags().StringVar(&token, "token", "", "API token (default $KRM_CATALOG_TOKEN)")
 	cmd.Flags().StringVar(&version, "version", "", "catalog version (default: the app.kubernetes.io/version label)")
 	allowHTTPFlag(cmd, &allowHTTP)
+	failOnFlag(cmd, &failOn)
 	format = addFormatFlag(cmd, "text", "json")
 	return cmd
+}
+
+// publishErr is the error of a publish the service did not answer (exit 1) or that could not be
+// sent (exit 2).
+func publishErr(file string, err error) error {
+	if errors.Is(err, apiclient.ErrUnreachable) {
+		return failure(fmt.Errorf("publish %s: %w", file, err))
+	}
+	return usageErr(fmt.Errorf("publish %s: %w", file, err))
+}
+
+// changesFromLatest compares cat, read from file, with the latest version of its catalog the
+// service has: nil when it has none.
+func changesFromLatest(ctx context.Context, client *apiclient.Client, v *catalog.Validator, file string, cat *catalog.Catalog) (*diff.Report, error) {
+	data, latest, err := client.LatestCatalog(ctx, cat.Name)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	old := cat.Name + " " + latest + " (published)"
+	doc, findings, err := v.ReadPublishable(old, data)
+	if findings.HasErrors() || err != nil || doc.Catalog == nil {
+		// a version the service took but this validator refuses (an older rule): nothing to compare
+		return nil, nil
+	}
+	rep := diff.NewReport(old, file, doc.Catalog, cat)
+	return &rep, nil
 }
 
 // allowHTTPFlag registers the flag that lets a command send its token over plain HTTP.

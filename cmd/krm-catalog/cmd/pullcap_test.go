@@ -15,7 +15,7 @@ func TestPullMaxSize(t *testing.T) {
 	dir := ociEnv(t)
 	reg := registrytest.Distribution(t)
 	ref := reg.Host + "/catalogs/capped:v1"
-	mustRun(t, ExitOK, "", "push", ref, "../../../examples/catalog.yaml")
+	mustRun(t, ExitOK, "", "push", ref, "../../../catalog/testdata/reference/catalog.yaml")
 	out := filepath.Join(dir, "out")
 	code, _, stderr := run(t, "", "pull", "--max-size", "16KiB", "-o", out, ref)
 	if code != ExitFailure || !strings.Contains(stderr, "artifact too large: the pull may write 16384 bytes (--max-size)") {

@@ -130,7 +130,7 @@ func checkDocument(cmd *cobra.Command, opts *oci.PushOptions, file string, data 
 	}
 	doc, findings, err := v.ReadPublishable(file, data)
 	if findings.HasErrors() {
-		catalog.WriteText(cmd.ErrOrStderr(), findings)
+		_ = writeFindings(cmd.ErrOrStderr(), findings)
 		return failure(fmt.Errorf("%s does not validate; not pushed", file))
 	}
 	if err != nil {

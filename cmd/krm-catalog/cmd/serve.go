@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,6 +36,7 @@ func newServeCmd(streams IO) *cobra.Command {
 		registry  string
 		plainHTTP bool
 		deadlines server.Deadlines
+		tlsFiles  serveTLS
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -43,7 +45,10 @@ func newServeCmd(streams IO) *cobra.Command {
 starts a private PostgreSQL cluster in --data-dir from the machine's PostgreSQL
 binaries (created on first start, reused after), applies migrations, and serves.
 SIGINT or SIGTERM stops accepting requests, lets in-flight ones finish, and stops
-the cluster.`,
+the cluster.
+
+With --tls-cert and --tls-key it serves https:// instead of http://, and the
+website's snippets name the https:// address.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLeveledLogger(streams, logFormat, logLevel)
@@ -54,11 +59,16 @@ the cluster.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			return serve(cmd.Context(), logger, db, addr, maxBody, cacheSize, reg, registry, deadlines)
+			if (tlsFiles.cert == "") != (tlsFiles.key == "") {
+				return usageErr(errors.New("--tls-cert and --tls-key go together"))
+			}
+			return serve(cmd.Context(), logger, db, addr, tlsFiles, maxBody, cacheSize, reg, registry, deadlines)
 		},
 	}
 	db.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	cmd.Flags().StringVar(&tlsFiles.cert, "tls-cert", "", "serve https:// with this certificate (PEM, the chain after it); needs --tls-key")
+	cmd.Flags().StringVar(&tlsFiles.key, "tls-key", "", "the private key (PEM) of --tls-cert")
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body accepted, in bytes")
 	cmd.Flags().Int64Var(&cacheSize, "cache-size", 64<<20, "bytes of catalog.yaml and definition.yaml responses kept in memory")
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
@@ -94,10 +104,6 @@ func registryClient(prefix string, plainHTTP bool) (server.Registry, error) {
 // the publish's own deadline.
 const registryTimeout = 30 * time.Second
 
-func newLogger(streams IO, format string) (*slog.Logger, error) {
-	return newLeveledLogger(streams, format, "info")
-}
-
 func newLeveledLogger(streams IO, format, level string) (*slog.Logger, error) {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
@@ -121,11 +127,35 @@ func envOr(name, def string) string {
 	return def
 }
 
-func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, deadlines server.Deadlines) error {
-	// Listen first: a taken port should fail before a database is started for nothing.
+// serveTLS names the certificate and key serve answers https:// with; empty: plain http://.
+type serveTLS struct{ cert, key string }
+
+// listen listens on addr, with TLS when t names a certificate, and returns the service's URL.
+func (t serveTLS) listen(addr string) (net.Listener, string, error) {
+	var cert tls.Certificate
+	if t.cert != "" {
+		// read first: a bad certificate should fail before a database is started for nothing
+		var err error
+		if cert, err = tls.LoadX509KeyPair(t.cert, t.key); err != nil {
+			return nil, "", fmt.Errorf("--tls-cert/--tls-key: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return usageErr(fmt.Errorf("listen on %s: %w", addr, err))
+		return nil, "", fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	if t.cert == "" {
+		return ln, "http://" + ln.Addr().String(), nil
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}}
+	return tls.NewListener(ln, cfg), "https://" + ln.Addr().String(), nil
+}
+
+func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, tlsFiles serveTLS, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, deadlines server.Deadlines) error {
+	// Listen first: a taken port should fail before a database is started for nothing.
+	ln, url, err := tlsFiles.listen(addr)
+	if err != nil {
+		return usageErr(err)
 	}
 	defer ln.Close()
 	db, err := dbFlags.open(ctx, logger)
@@ -190,7 +220,6 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	url := "http://" + ln.Addr().String()
 	logger.Info("serving", slog.String("url", url), slog.String("database", db.Description),
 		slog.String("next", "open "+url+"/ in a browser; Ctrl-C stops the service"))
 

@@ -51,7 +51,7 @@ func BenchmarkStartup(b *testing.B) {
 	// a catalog pushed to a registry started here, pulled once by digest to fill the cache
 	reg := registrytest.Distribution(b)
 	env := []string{"XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "DOCKER_CONFIG=" + filepath.Join(dir, "docker")}
-	catalogFile, err := filepath.Abs("../../../examples/catalog.yaml")
+	catalogFile, err := filepath.Abs("../../../catalog/testdata/reference/catalog.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}

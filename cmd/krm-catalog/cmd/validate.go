@@ -53,7 +53,7 @@ not be read or the command was used wrongly.`,
 					// info findings say which files of a directory were skipped: noise unless asked for
 					shown = slices.DeleteFunc(slices.Clone(findings), func(f catalog.Finding) bool { return f.Severity == catalog.SeverityInfo })
 				}
-				err = catalog.WriteText(out, shown)
+				err = writeFindings(out, shown)
 				if err == nil && (len(findings) > 0 || readErr == nil) {
 					summary := catalog.Summarize(len(inputs), findings).String()
 					if skipped := findings.Count(catalog.SeverityInfo); skipped > 0 && !verbose {

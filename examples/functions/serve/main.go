@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math/big"
 	"net"
@@ -47,12 +48,14 @@ func main() {
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "krm-catalog-examples"), "where the executables and ca.pem go")
 	write := flag.String("write-catalog", "", "write the catalog to this file and exit instead of serving")
 	flag.Parse()
-	if err := run(*addr, *dir, *write); err != nil {
+	if err := run(*addr, *dir, *write, os.Stderr); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(addr, dir, write string) error {
+// run builds the example functions, then writes the catalog or serves them; progress says what it
+// is doing while that takes seconds (a minute on a cold build cache).
+func run(addr, dir, write string, progress io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	host, _, err := net.SplitHostPort(addr)
@@ -66,6 +69,7 @@ func run(addr, dir, write string) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(progress, "building the example functions for %d platforms into %s (about a minute the first time)...\n", len(fnexamples.Platforms()), dir)
 	in, files, err := fnexamples.Published(ctx, root, dir, "https://"+addr, fnexamples.Platforms())
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -120,12 +121,22 @@ func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, e
 	return res, nil
 }
 
+// lastLine is the last line of stderr that says something: docker ends its errors with a line
+// that points at --help ("See 'docker run --help'."), after the one that gives the cause.
 func lastLine(s string) string {
-	s = string(bytes.TrimRight([]byte(s), "\n"))
-	if i := bytes.LastIndexByte([]byte(s), '\n'); i >= 0 {
-		return s[i+1:]
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i := len(lines) - 1; i > 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" && !helpHint(l) {
+			return lines[i]
+		}
 	}
-	return s
+	return lines[0]
+}
+
+// helpHint reports whether a line is the trailing one of a docker or podman error that only names
+// --help ("See 'docker run --help'.", "Run 'podman run --help' for more information").
+func helpHint(l string) bool {
+	return (strings.HasPrefix(l, "See '") || strings.HasPrefix(l, "Run '")) && strings.Contains(l, " --help'")
 }
 
 // Tail keeps the last Max bytes written to it.
