@@ -11,6 +11,12 @@
 #   ONLY=set-labels-simple scripts/...     run one example (every run keeps its work directory,
 #                                          $WORK/run/NAME: got/, want/, out, diff)
 #   KRM_CATALOG=/tmp/old scripts/...       measure another krm-catalog build
+#   KPT=/tmp/kpt scripts/...               run every example through that kpt binary too, as the
+#                                          catalog's e2e harness does (docker, images built here;
+#                                          $WORK/run/NAME/kpt/NAME, kpt.out, kpt.diff, both.diff),
+#                                          and print a markdown table of three columns: krm-catalog
+#                                          against the expectation, kpt against it, the two against
+#                                          each other
 #
 # Every Go function is built as a native executable; a trusted catalog lists each function's image
 # with an exec runtime pinned to that executable's sha256, and the executable is placed in the exec
@@ -18,7 +24,9 @@
 # (a Kptfile pipeline) run `fn render`; `testType: eval` ones, and the `kpt fn eval` lines of an
 # `.expected/exec.sh`, run `fn run` with the config `kpt fn eval` builds. An example needing the
 # network, a container mount (its files at a path inside the container), a TypeScript function,
-# or marked `skip` is reported as such and not counted. Needs bash, git, go and jq.
+# or marked `skip` is reported as such and not counted. Needs bash, git, go and jq (and docker
+# for KPT: kpt runs each function's image, here FROM scratch around the same executable, tagged
+# under the name the example uses, never pulled).
 set -euo pipefail
 
 KFC=${KFC:?set KFC to a checkout of kptdev/krm-functions-catalog}
@@ -157,9 +165,15 @@ run_example() {
 		(cd "$w/got" && "$WORK/krm-catalog" fn render . "${flags[@]}") >"$w/out" 2>&1 || code=$?
 	fi
 	if grep -q '^not kpt fn eval: pkg init' "$w/out"; then echo "differs: its exec.sh runs kpt pkg init, which krm-catalog has not"; return; fi
-	if [ "$code" != "$expcode" ]; then echo "exit-$code-want-$expcode"; return; fi
+	verdict "$w/want" "$w/got" "$code" "$expcode" 2>"$w/diff"
+}
+
+# verdict WANT GOT CODE WANTCODE: match, or how GOT differs from WANT (the diff on stderr)
+verdict() {
+	local want=$1 got=$2
+	if [ "$3" != "$4" ]; then echo "exit-$3-want-$4"; return; fi
 	# Kptfile status is kpt 1.0's (a separate comparison); everything else byte for byte
-	if same "$w/want" "$w/got" >"$w/diff"; then
+	if same "$want" "$got" >&2; then
 		echo "match"
 		return
 	fi
@@ -167,10 +181,10 @@ run_example() {
 	# v1.0.0-beta.59 its value was kpt-fn, since then krm-fn. An expectation recorded with the older
 	# kpt is compared again with the value kpt writes today, and reported apart
 	local old="cnrm.cloud.google.com/blueprint: 'kpt-fn'" new="cnrm.cloud.google.com/blueprint: 'krm-fn'"
-	if grep -rqF "$old" "$w/want"; then
-		cp -r "$w/want" "$w/want-kpt-today"
-		grep -rlF "$old" "$w/want-kpt-today" | while read -r f; do sed -i "s|$old|$new|" "$f"; done
-		if same "$w/want-kpt-today" "$w/got" >/dev/null; then
+	if grep -rqF "$old" "$want"; then
+		rm -rf "$want-kpt-today" && cp -r "$want" "$want-kpt-today"
+		grep -rlF "$old" "$want-kpt-today" | while read -r f; do sed -i "s|$old|$new|" "$f"; done
+		if same "$want-kpt-today" "$got" >/dev/null 2>&1; then
 			echo "differs only by kpt's older attribution value (kpt-fn; krm-fn since v1.0.0-beta.59)"
 			return
 		fi
@@ -178,28 +192,110 @@ run_example() {
 	echo "differs"
 }
 
+# kpt_images: every function image the examples name, built FROM scratch around the executable
+# built above (with the nobody user kpt's container runtime runs as, and the /tmp the catalog's
+# base image has) and tagged locally under that name, so kpt runs the very binaries krm-catalog runs
+kpt_images() {
+	local ref name ctx
+	grep -rhoE --include=Kptfile --include=config.yaml --include=exec.sh '(image:|--image[= ]|-i) *[^ ]+:[^ ]+' "$KFC/examples" |
+		sed -E 's/^(image:|--image[= ]|-i) *//' | sort -u | while read -r ref; do
+		name=${ref##*/} && name=${name%%:*}
+		[ -x "$WORK/bin/$name" ] || continue
+		ctx=$WORK/image/$name
+		if [ ! -d "$ctx" ]; then
+			mkdir -p "$ctx/tmp" && chmod 1777 "$ctx/tmp"
+			cp "$WORK/bin/$name" "$ctx/function"
+			echo 'nobody:x:65534:65534:nobody:/:/sbin/nologin' >"$ctx/passwd"
+			echo 'nobody:x:65534:' >"$ctx/group"
+			printf '%s\n' 'FROM scratch' 'COPY passwd group /etc/' 'COPY tmp /tmp' \
+				'COPY function /usr/local/bin/function' 'ENTRYPOINT ["/usr/local/bin/function"]' >"$ctx/Dockerfile"
+			docker build -t "krm-catalog-examples/$name:built" "$ctx" >"$ctx/build.log" 2>&1 ||
+				{ echo "image $name failed: $ctx/build.log" >&2; rm -rf "$ctx"; continue; }
+		fi
+		docker tag "krm-catalog-examples/$name:built" "$(image_ref "$ref")" && image_ref "$ref" >>"$WORK/image/tags"
+	done
+}
+
+# run_kpt EX: the example through the kpt at $KPT as the catalog's e2e harness runs it (kpt's
+# pkg/test/runner: the package with its .expected copied, exec.sh run with kpt on the PATH, else
+# kpt fn render, or kpt fn eval for testType eval; images never pulled), compared as run_example does
+run_kpt() {
+	local ex=$1 src="$KFC/examples/$1" w="$WORK/run/$1" cfg="$KFC/examples/$1/.expected/config.yaml" code=0 expcode=0
+	# under the example's name, as the harness has it (kpt names the package after its directory)
+	local pkg="$w/kpt/$ex"
+	rm -rf "$w/kpt" && mkdir "$w/kpt" && cp -r "$src" "$pkg"
+	[ -f "$cfg" ] && expcode=$(sed -n 's/^exitCode: *//p' "$cfg")
+	expcode=${expcode:-0}
+	local cmd=("$KPT" fn render "$pkg" --image-pull-policy never)
+	if [ -f "$src/.expected/exec.sh" ]; then
+		cmd=(bash "$src/.expected/exec.sh")
+	elif [ -f "$cfg" ] && grep -q '^testType: eval' "$cfg"; then
+		local fnconfig
+		cmd=("$KPT" fn eval "$pkg" --image-pull-policy never --image "$(sed -n 's/^image: *//p' "$cfg")")
+		fnconfig=$(sed -n 's/^fnConfig: *//p' "$cfg")
+		[ -z "$fnconfig" ] || cmd+=(--fn-config "$src/.expected/$fnconfig")
+		if grep -q '^args:' "$cfg"; then
+			cmd+=(--)
+			while read -r kv; do cmd+=("$kv"); done < <(awk '/^args:/{a=1;next} a&&/^  /{print;next} {a=0}' "$cfg" |
+				sed -E "s/^ +([^:]+): *(.*)$/\1=\2/; s/='(.*)'$/=\1/; s/=\"(.*)\"$/=\1/")
+		fi
+	fi
+	# bare image names get the prefix the examples use (kpt's own default prefix is another)
+	(cd "$pkg" && PATH="$WORK/kpt-bin:$PATH" KPT_IMAGE_PREFIX=$PREFIX "${cmd[@]}") >"$w/kpt.out" 2>&1 || code=$?
+	rm -rf "$pkg/.expected"
+	verdict "$w/want" "$pkg" "$code" "$expcode" 2>"$w/kpt.diff"
+}
+
 # same WANT GOT: the two packages are byte for byte the same, the Kptfiles' status aside
 same() {
 	diff -r -x Kptfile "$1" "$2" && diff <(sed '/^status:/,$d' "$1/Kptfile" 2>/dev/null) <(sed '/^status:/,$d' "$2/Kptfile" 2>/dev/null)
 }
 
-printf '%-50s %s\n' example result
+if [ -n "${KPT:-}" ]; then
+	mkdir -p "$WORK/kpt-bin" "$WORK/image" && ln -sf "$(realpath "$KPT")" "$WORK/kpt-bin/kpt"
+	# the tags name public images: they are taken away again, so nothing else on this engine
+	# runs these builds under those names
+	untag() { [ -f "$WORK/image/tags" ] && sort -u "$WORK/image/tags" | xargs -r docker rmi >/dev/null 2>&1; rm -f "$WORK/image/tags"; }
+	trap untag EXIT
+	kpt_images
+	echo "| example | krm-catalog | kpt $("$KPT" version 2>/dev/null | sed -n "s/^Version: //p") | krm-catalog and kpt |"
+	echo "| --- | --- | --- | --- |"
+fi
+# row EX RESULT...: a line of the table (a markdown row with kpt's column)
+row() {
+	if [ -n "${KPT:-}" ]; then
+		local ex=$1 && shift
+		printf '| %s |' "$ex" && printf ' %s |' "$@" && echo
+	else
+		printf '%-50s %s\n' "$1" "$2"
+	fi
+}
+[ -n "${KPT:-}" ] || row example result
 for src in "$KFC"/examples/*/; do
 	ex=$(basename "$src")
 	[ -n "${ONLY:-}" ] && [ "$ex" != "$ONLY" ] && continue
 	cfg="$src/.expected/config.yaml"
 	if [ "$ex" = _template ]; then continue; fi
-	if [ -f "$cfg" ] && grep -Eq '^skip: *true' "$cfg"; then printf '%-50s %s\n' "$ex" "skipped (marked skip)"; continue; fi
+	if [ -f "$cfg" ] && grep -Eq '^skip: *true' "$cfg"; then row "$ex" "skipped (marked skip)"; continue; fi
 	if [ -f "$cfg" ] && grep -Eq '^network: *true' "$cfg" || grep -qs -- '--network' "$src/.expected/exec.sh"; then
-		printf '%-50s %s\n' "$ex" "skipped (network)"
+		row "$ex" "skipped (network)"
 		continue
 	fi
-	if grep -qs -- '--mount' "$src/.expected/exec.sh"; then printf '%-50s %s\n' "$ex" "skipped (a container mount)"; continue; fi
+	if grep -qs -- '--mount' "$src/.expected/exec.sh"; then row "$ex" "skipped (a container mount)"; continue; fi
 	ts=""
 	for t in "$KFC"/functions/ts/*/; do
 		t=$(basename "$t")
 		grep -Eqs "(/|image: *)$t:" "$src/Kptfile" "$cfg" "$src/.expected/exec.sh" && ts=$t
 	done
-	if [ -n "$ts" ]; then printf '%-50s %s\n' "$ex" "skipped (TypeScript function $ts)"; continue; fi
-	printf '%-50s %s\n' "$ex" "$(run_example "$ex")"
+	if [ -n "$ts" ]; then row "$ex" "skipped (TypeScript function $ts)"; continue; fi
+	if [ -z "${KPT:-}" ]; then
+		row "$ex" "$(run_example "$ex")"
+		continue
+	fi
+	ours=$(run_example "$ex") theirs=$(run_kpt "$ex") both=-
+	# the third column: krm-catalog's package against kpt's, by the same rule (kpt pkg init aside)
+	if [ "${ours#differs: its exec.sh}" = "$ours" ]; then
+		both=same && same "$WORK/run/$ex/kpt/$ex" "$WORK/run/$ex/got" >"$WORK/run/$ex/both.diff" 2>&1 || both=differ
+	fi
+	row "$ex" "$ours" "$theirs" "$both"
 done

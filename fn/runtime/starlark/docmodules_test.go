@@ -57,23 +57,8 @@ d["a"] = z.open("a.txt").read()
 d["b"] = csv.read_all(z.open("dir/b.csv").read())
 ctx.resource_list["items"][0]["spec"] = {"probe": d}
 `
-	out, err := (&Function{Script: script}).Run(context.Background(), list(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fn.HasErrors(out.Results) {
-		t.Fatalf("results: %v", out.Results)
-	}
-	probe, err := out.Items[0].Pipe(yaml.Lookup("spec", "probe"))
-	if err != nil || probe == nil {
-		t.Fatalf("no probe: %v", err)
-	}
-	var got, want any
-	if err := probe.YNode().Decode(&got); err != nil {
-		t.Fatal(err)
-	}
 	// the probe as that function wrote it
-	kpt := `a: hello
+	compareProbe(t, script, `a: hello
 b:
 - - x
   - "y"
@@ -111,7 +96,28 @@ write: |
   "x,y","q"""
   1,true,2.5
 write_tab: "a\tb\n"
-`
+`)
+}
+
+// compareProbe runs script, which leaves its findings in the first item's spec.probe, and
+// compares them with kpt, what kpt's starlark function left there for the same script.
+func compareProbe(t *testing.T, script, kpt string) {
+	t.Helper()
+	out, err := (&Function{Script: script}).Run(context.Background(), list(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fn.HasErrors(out.Results) {
+		t.Fatalf("results: %v", out.Results)
+	}
+	probe, err := out.Items[0].Pipe(yaml.Lookup("spec", "probe"))
+	if err != nil || probe == nil {
+		t.Fatalf("no probe: %v", err)
+	}
+	var got, want any
+	if err := probe.YNode().Decode(&got); err != nil {
+		t.Fatal(err)
+	}
 	if err := yaml.Unmarshal([]byte(kpt), &want); err != nil {
 		t.Fatal(err)
 	}

@@ -20,12 +20,14 @@ import (
 
 // kpt's starlark function offers the modules of github.com/qri-io/starlib and its own krmfn to
 // load(). These are the ones that stay inside the sandbox, under kpt's names, with docModules'
-// csv and zipfile; http and xlsx (whose one entry point fetches a URL) need the network and are
-// left out, and so are bsoup, html and geo (docs/kpt.md says why).
+// csv and zipfile and htmlModules' bsoup and html; http and xlsx (whose one entry point fetches a
+// URL) need the network and are left out, and so is geo (docs/runtimes.md says why).
 func modules() map[string]starlark.StringDict {
 	mods := coreModules()
-	for name, m := range docModules() {
-		mods[name] = m
+	for _, more := range []map[string]starlark.StringDict{docModules(), htmlModules()} {
+		for name, m := range more {
+			mods[name] = m
+		}
 	}
 	return mods
 }
