@@ -16,13 +16,16 @@ import (
 // versionLabel is the standard Kubernetes label publish takes a catalog's version from by default.
 const versionLabel = "app.kubernetes.io/version"
 
+// publishOptions are publish's flags.
+type publishOptions struct {
+	serverURL, token, version string
+	format                    *outputFormat
+	allowHTTP                 bool
+	failOn                    string
+}
+
 func newPublishCmd() *cobra.Command {
-	var (
-		serverURL, token, version string
-		format                    *outputFormat
-		allowHTTP                 bool
-		failOn                    string
-	)
+	o := &publishOptions{}
 	cmd := &cobra.Command{
 		Use:   "publish --server URL [--token T] [--version V] FILE",
 		Short: "Publish a catalog or a function definition to a krm-catalog service",
@@ -42,103 +45,123 @@ change).`,
 		Example: `  krm-catalog publish --server http://127.0.0.1:8080 --version 1.0.0 examples/functions/catalog.yaml
   krm-catalog publish --fail-on breaking --version 1.1.0 examples/functions/catalog.yaml`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := format.check(); err != nil {
-				return err
-			}
-			if err := checkFailOn(failOn); err != nil {
-				return err
-			}
-			if token == "" {
-				token = os.Getenv("KRM_CATALOG_TOKEN")
-			}
-			if token == "" {
-				return usageErr(errors.New("no token: pass --token or set KRM_CATALOG_TOKEN (krm-catalog token create prints one)"))
-			}
-			data, err := os.ReadFile(args[0])
-			if err != nil {
-				return usageErr(fmt.Errorf("read %s: %w", args[0], err))
-			}
-			v, err := catalog.NewValidator()
-			if err != nil {
-				return err
-			}
-			doc, findings, err := v.ReadPublishable(args[0], data)
-			if findings.HasErrors() {
-				_ = writeFindings(cmd.ErrOrStderr(), findings)
-				return failure(errors.New("not published: the file has errors"))
-			}
-			if err != nil {
-				return usageErr(fmt.Errorf("publish takes one catalog or definition per file: %w", err))
-			}
-			client, err := tokenClient(serverURL, token, allowHTTP)
-			if err != nil {
-				return usageErr(err)
-			}
-			var res apiclient.Published
-			var changes *diff.Report
-			if cat := doc.Catalog; cat != nil {
-				if version == "" {
-					version = cat.Labels[versionLabel]
-				}
-				if version == "" {
-					return usageErr(fmt.Errorf("no version: pass --version or set the %s label", versionLabel))
-				}
-				changes, err = changesFromLatest(cmd.Context(), client, v, args[0], cat)
-				if err != nil {
-					return publishErr(args[0], err)
-				}
-				if changes != nil && len(changes.Changes) > 0 {
-					if err := writeDiffText(cmd.ErrOrStderr(), *changes); err != nil {
-						return err
-					}
-				}
-				if changes != nil && failsOn(failOn, *changes) {
-					return failure(fmt.Errorf("not published: %d change(s), %d breaking, from %s (--fail-on %s)", len(changes.Changes), changes.Breaking, changes.Old, failOn))
-				}
-				res, err = client.PublishCatalog(cmd.Context(), cat.Name, version, data)
-			} else {
-				def := doc.Definition
-				res, err = client.PublishDefinition(cmd.Context(), def.Function.Group, def.Function.Kind, data)
-			}
-			var apiErr *apiclient.Error
-			if errors.As(err, &apiErr) {
-				for _, d := range apiErr.Details {
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s:%d:%d: %s: %s (at %s)\n", args[0], d.Line, d.Column, d.Severity, d.Message, d.Path)
-				}
-				return failure(fmt.Errorf("not published: %w", err))
-			}
-			if err != nil {
-				return publishErr(args[0], err)
-			}
-			if format.is("json") {
-				return writeJSON(cmd.OutOrStdout(), struct {
-					apiclient.Published
-					Changes *diff.Report `json:"changes,omitempty"`
-				}{res, changes})
-			}
-			what := "unchanged (already published with the same bytes)"
-			if res.Created {
-				what = "published"
-			}
-			if res.Catalog != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "catalog %v version %v %s: %v\n", res.Catalog["catalog"], res.Catalog["version"], what, res.Catalog["digest"])
-			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "definition %v/%v %s: %v\n", res.Def["group"], res.Def["kind"], what, res.Def["digest"])
-			}
-			for _, w := range res.Warnings {
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s:%d:%d: warning: %s (at %s)\n", args[0], w.Line, w.Column, w.Message, w.Path)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
 	}
-	cmd.Flags().StringVar(&serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
-	cmd.Flags().StringVar(&token, "token", "", "API token (default $KRM_CATALOG_TOKEN)")
-	cmd.Flags().StringVar(&version, "version", "", "catalog version (default: the app.kubernetes.io/version label)")
-	allowHTTPFlag(cmd, &allowHTTP)
-	failOnFlag(cmd, &failOn)
-	format = addFormatFlag(cmd, "text", "json")
+	cmd.Flags().StringVar(&o.serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
+	cmd.Flags().StringVar(&o.token, "token", "", "API token (default $KRM_CATALOG_TOKEN)")
+	cmd.Flags().StringVar(&o.version, "version", "", "catalog version (default: the app.kubernetes.io/version label)")
+	allowHTTPFlag(cmd, &o.allowHTTP)
+	failOnFlag(cmd, &o.failOn)
+	o.format = addFormatFlag(cmd, "text", "json")
 	return cmd
+}
+
+func (o *publishOptions) run(cmd *cobra.Command, path string) error {
+	if err := o.format.check(); err != nil {
+		return err
+	}
+	if err := checkFailOn(o.failOn); err != nil {
+		return err
+	}
+	token := o.token
+	if token == "" {
+		token = os.Getenv("KRM_CATALOG_TOKEN")
+	}
+	if token == "" {
+		return usageErr(errors.New("no token: pass --token or set KRM_CATALOG_TOKEN (krm-catalog token create prints one)"))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return usageErr(fmt.Errorf("read %s: %w", path, err))
+	}
+	v, err := catalog.NewValidator()
+	if err != nil {
+		return err
+	}
+	doc, findings, err := v.ReadPublishable(path, data)
+	if findings.HasErrors() {
+		_ = writeFindings(cmd.ErrOrStderr(), findings)
+		return failure(errors.New("not published: the file has errors"))
+	}
+	if err != nil {
+		return usageErr(fmt.Errorf("publish takes one catalog or definition per file: %w", err))
+	}
+	client, err := tokenClient(o.serverURL, token, o.allowHTTP)
+	if err != nil {
+		return usageErr(err)
+	}
+	var res apiclient.Published
+	var changes *diff.Report
+	if cat := doc.Catalog; cat != nil {
+		version := o.version
+		if version == "" {
+			version = cat.Labels[versionLabel]
+		}
+		if version == "" {
+			return usageErr(fmt.Errorf("no version: pass --version or set the %s label", versionLabel))
+		}
+		if changes, err = o.gate(cmd, client, v, path, cat); err != nil {
+			return err
+		}
+		res, err = client.PublishCatalog(cmd.Context(), cat.Name, version, data)
+	} else {
+		def := doc.Definition
+		res, err = client.PublishDefinition(cmd.Context(), def.Function.Group, def.Function.Kind, data)
+	}
+	var apiErr *apiclient.Error
+	if errors.As(err, &apiErr) {
+		for _, d := range apiErr.Details {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s:%d:%d: %s: %s (at %s)\n", path, d.Line, d.Column, d.Severity, d.Message, d.Path)
+		}
+		return failure(fmt.Errorf("not published: %w", err))
+	}
+	if err != nil {
+		return publishErr(path, err)
+	}
+	return o.print(cmd, path, res, changes)
+}
+
+// gate compares the catalog with the latest published version, prints what changes and refuses
+// the publish when --fail-on says so.
+func (o *publishOptions) gate(cmd *cobra.Command, client *apiclient.Client, v *catalog.Validator, path string, cat *catalog.Catalog) (*diff.Report, error) {
+	changes, err := changesFromLatest(cmd.Context(), client, v, path, cat)
+	if err != nil {
+		return nil, publishErr(path, err)
+	}
+	if changes == nil {
+		return nil, nil
+	}
+	if len(changes.Changes) > 0 {
+		if err := writeDiffText(cmd.ErrOrStderr(), *changes); err != nil {
+			return nil, err
+		}
+	}
+	if failsOn(o.failOn, *changes) {
+		return nil, failure(fmt.Errorf("not published: %d change(s), %d breaking, from %s (--fail-on %s)", len(changes.Changes), changes.Breaking, changes.Old, o.failOn))
+	}
+	return changes, nil
+}
+
+func (o *publishOptions) print(cmd *cobra.Command, path string, res apiclient.Published, changes *diff.Report) error {
+	if o.format.is("json") {
+		return writeJSON(cmd.OutOrStdout(), struct {
+			apiclient.Published
+			Changes *diff.Report `json:"changes,omitempty"`
+		}{res, changes})
+	}
+	what := "unchanged (already published with the same bytes)"
+	if res.Created {
+		what = "published"
+	}
+	if res.Catalog != nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "catalog %v version %v %s: %v\n", res.Catalog["catalog"], res.Catalog["version"], what, res.Catalog["digest"])
+	} else {
+		fmt.Fprintf(cmd.OutOrStdout(), "definition %v/%v %s: %v\n", res.Def["group"], res.Def["kind"], what, res.Def["digest"])
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s:%d:%d: warning: %s (at %s)\n", path, w.Line, w.Column, w.Message, w.Path)
+	}
+	return nil
 }
 
 // publishErr is the error of a publish the service did not answer (exit 1) or that could not be
