@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -199,40 +200,49 @@ func TestCluster(t *testing.T) {
 	t.Run("PrimaryHostCutOff", func(t *testing.T) { primaryCutOff(t, d) })
 }
 
-// rollingRestart restarts the replicas one by one as a Deployment's rollout does: out of the load
-// balancer, SIGTERM (in-flight requests finish), started again, back in once ready. Readers must
-// not see one failure.
+// rollingRestart restarts the replicas one by one as a Deployment's rollout does: SIGTERM while
+// the replica is still in the load balancer's rotation; serve turns /readyz to 503 for its
+// shutdown delay while it keeps serving, the balancer's readiness probe takes it out, then it
+// stops, is started again and is back in once ready. Readers must not see one failure.
 func rollingRestart(t *testing.T, d *deployment, doc []byte) {
-	// a load balancer: requests go round the replicas in rotation; one taken out gets no new
-	// request, and is stopped once those it has finish (what a preStop pause gives a pod)
+	// a load balancer: requests go round the replicas in rotation; a probe every 100 ms puts a
+	// replica in or out by its /readyz
 	var mu sync.Mutex
 	inRotation := []bool{true, true, true}
-	inFlight := make([]int, 3)
 	var next atomic.Int64
-	pick := func() (*replica, func()) {
+	pick := func() *replica {
 		mu.Lock()
 		defer mu.Unlock()
 		for {
 			i := int(next.Add(1)) % len(d.replicas)
 			if inRotation[i] {
-				inFlight[i]++
-				return d.replicas[i], func() {
-					mu.Lock()
-					inFlight[i]--
-					mu.Unlock()
-				}
+				return d.replicas[i]
 			}
 		}
 	}
-	drained := func(i int) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return inFlight[i] == 0
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	probes := &http.Client{Timeout: time.Second, Transport: d.client.Transport}
+	for i := range d.replicas {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+				mu.Lock()
+				r := d.replicas[i]
+				mu.Unlock()
+				ready := r.ready(probes)
+				mu.Lock()
+				inRotation[i] = ready
+				mu.Unlock()
+			}
+		})
 	}
 	var counts statuses
 	var failures []string
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
 			for i := 0; ; i++ {
@@ -241,7 +251,7 @@ func rollingRestart(t *testing.T, d *deployment, doc []byte) {
 					return
 				default:
 				}
-				r, done := pick()
+				r := pick()
 				var a answer
 				if (w+i)%2 == 0 {
 					a = d.catalogYAML(r, "steady", "1.0.0")
@@ -251,42 +261,41 @@ func rollingRestart(t *testing.T, d *deployment, doc []byte) {
 				} else {
 					a = d.do(http.MethodGet, r.url+"/api/v1/catalogs/steady/versions", nil)
 				}
-				done()
 				counts.add(a)
 				if a.err != nil || a.status != http.StatusOK {
 					mu.Lock()
-					failures = append(failures, fmt.Sprintf("%s: %d %v", r.h.name, a.status, a.err))
+					failures = append(failures, fmt.Sprintf("%s %s: %d %v", time.Now().Format("15:04:05.000"), r.h.name, a.status, a.err))
 					mu.Unlock()
 				}
 			}
 		})
 	}
+	inRotationOf := func(i int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return inRotation[i]
+	}
 	start := time.Now()
 	var perReplica []string
 	for i, r := range d.replicas {
 		t0 := time.Now()
-		mu.Lock()
-		inRotation[i] = false
-		mu.Unlock()
-		waitFor(t, r.h.name+" drained", 10*time.Second, func() bool { return drained(i) })
-		r.p.stop(t, 40*time.Second)
+		_ = r.p.cmd.Process.Signal(syscall.SIGTERM)
+		out := waitFor(t, r.h.name+" out of rotation after SIGTERM", shutdownDelay, func() bool { return !inRotationOf(i) })
+		r.p.wait(t, shutdownDelay+40*time.Second)
 		r.start(t)
-		waitFor(t, r.h.name+" ready after its restart", 30*time.Second, func() bool { return r.ready(d.client) })
-		mu.Lock()
-		inRotation[i] = true
-		mu.Unlock()
-		perReplica = append(perReplica, time.Since(t0).Round(10*time.Millisecond).String())
+		waitFor(t, r.h.name+" back in rotation after its restart", 30*time.Second, func() bool { return inRotationOf(i) })
+		perReplica = append(perReplica, fmt.Sprintf("%s (out after %s)", time.Since(t0).Round(10*time.Millisecond), out.Round(10*time.Millisecond)))
 	}
 	took := time.Since(start)
 	close(stop)
 	wg.Wait()
 	if len(failures) > 0 {
-		t.Errorf("%d failed reads during the rolling restart (of %s), first: %s", len(failures), counts.String(), failures[0])
+		t.Errorf("%d failed reads during the rolling restart (of %s): %v", len(failures), counts.String(), failures[:min(len(failures), 5)])
 	}
 	if counts.get("200") == 0 {
 		t.Error("no read answered")
 	}
-	t.Logf("rolling restart of 3 replicas in %s (each out, stopped, started, ready: %v); reads %s", took.Round(10*time.Millisecond), perReplica, counts.String())
+	t.Logf("rolling restart of 3 replicas in %s (each SIGTERM to ready again: %v); reads %s", took.Round(10*time.Millisecond), perReplica, counts.String())
 }
 
 // replicaCutOff partitions one replica from both database hosts: it keeps answering the cached
@@ -415,7 +424,7 @@ func replicaDies(t *testing.T, d *deployment) {
 	t.Logf("replica host died mid-publish: the client published on another replica %s later; %d versions acknowledged, each listed once with its bytes; retries: %v",
 		back.Round(10*time.Millisecond), len(want), retries)
 	// back for the next scenario
-	dying.h.heal()
+	dying.h.reboot()
 	dying.start(t)
 	waitFor(t, dying.h.name+" ready again", 30*time.Second, func() bool { return dying.ready(d.client) })
 }
@@ -483,23 +492,40 @@ func primaryCutOff(t *testing.T, d *deployment) {
 	mu.Lock()
 	beforeCut := slices.Clone(order)
 	mu.Unlock()
+	cut := time.Now()
 	d.pg.run(t, "pg_ctl", "promote", "-D", d.standbyDir, "-w", "-t", "30")
 	promoted := time.Now()
+	t.Logf("primary cut at %s, standby promoted %s later", cut.Format("15:04:05.000"), promoted.Sub(cut).Round(time.Millisecond))
+	// the last failed read of each replica, for the failure message
+	lastFailed := make([]string, len(d.replicas))
+	why := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(lastFailed, "; ")
+	}
 	allReadable := func(versions []string) func() bool {
 		return func() bool {
 			// the replicas at once: one answering 503 after its read deadline does not delay the others
 			var ok atomic.Int64
 			var wg sync.WaitGroup
-			for _, r := range d.replicas {
+			for i, r := range d.replicas {
 				wg.Go(func() {
 					for _, v := range versions {
 						mu.Lock()
 						want := acked[v]
 						mu.Unlock()
+						t0 := time.Now()
 						if a := d.catalogYAML(r, "failover", v); a.status != http.StatusOK || !bytes.Equal(a.body, want) {
+							mu.Lock()
+							lastFailed[i] = fmt.Sprintf("%s %s at %s after %s: %d %v %.200s", r.h.name, v, t0.Format("15:04:05.000"),
+								time.Since(t0).Round(time.Millisecond), a.status, a.err, a.body)
+							mu.Unlock()
 							return
 						}
 					}
+					mu.Lock()
+					lastFailed[i] = ""
+					mu.Unlock()
 					ok.Add(1)
 				})
 			}
@@ -508,7 +534,7 @@ func primaryCutOff(t *testing.T, d *deployment) {
 		}
 	}
 	// what was acknowledged before the cut, from every replica, within 10 s of the promotion
-	readable := waitFor(t, "every publish acknowledged before the cut readable from every replica", 10*time.Second, allReadable(beforeCut))
+	readable := waitForWhy(t, "every publish acknowledged before the cut readable from every replica", 10*time.Second, allReadable(beforeCut), why)
 	writesBack := time.Since(promoted) + waitFor(t, "publishes acknowledged after the promotion", 20*time.Second, func() bool { return count() > len(beforeCut)+2 })
 	close(stop)
 	wg.Wait()
@@ -516,7 +542,7 @@ func primaryCutOff(t *testing.T, d *deployment) {
 	versions := slices.Clone(order)
 	mu.Unlock()
 	// and what was acknowledged since, within 10 s of the last
-	readableAfter := waitFor(t, "every acknowledged publish readable from every replica", 10*time.Second, allReadable(versions))
+	readableAfter := waitForWhy(t, "every acknowledged publish readable from every replica", 10*time.Second, allReadable(versions), why)
 	if n := counts.get("500"); n > 0 {
 		t.Errorf("%d answers of 500 through the failover (%s)", n, counts.String())
 	}

@@ -112,6 +112,14 @@ func (h *host) heal() {
 	h.net.ip("-n", h.net.prefix+"-sw", "link", "set", fmt.Sprintf("p%d", h.n), "up")
 }
 
+// reboot brings back a host that died: back on the network, with the empty neighbour table of a
+// fresh boot (the one it had marks the hosts it failed to reach while cut off as unreachable, and
+// the kernel answers "no route to host" for them until it probes again).
+func (h *host) reboot() {
+	h.heal()
+	h.net.ip("-n", h.name, "neigh", "flush", "all")
+}
+
 // blackhole drops what the host sends to others (a partition between them); unblackhole ends it.
 func (h *host) blackhole(others ...*host) {
 	for _, o := range others {
@@ -223,10 +231,19 @@ func (d *dialer) DialContext(ctx context.Context, _, addr string) (net.Conn, err
 // waitFor polls cond every 50 ms until it holds or limit passes, and returns how long it took.
 func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) time.Duration {
 	t.Helper()
+	return waitForWhy(t, what, limit, cond, nil)
+}
+
+// waitForWhy is waitFor that, past the limit, also says what why reports (the last failure seen).
+func waitForWhy(t *testing.T, what string, limit time.Duration, cond func() bool, why func() string) time.Duration {
+	t.Helper()
 	start := time.Now()
 	for !cond() {
 		if time.Since(start) > limit {
-			t.Fatalf("%s: not within %s", what, limit)
+			if why != nil {
+				t.Fatalf("%s: not within %s (at %s); last: %s", what, limit, time.Now().Format("15:04:05.000"), why())
+			}
+			t.Fatalf("%s: not within %s (at %s)", what, limit, time.Now().Format("15:04:05.000"))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

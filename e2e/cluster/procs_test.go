@@ -42,10 +42,11 @@ func start(t, owner *testing.T, name string, cmd *exec.Cmd) *proc {
 		_ = cmd.Wait()
 		close(p.done)
 	}()
+	started := time.Now()
 	owner.Cleanup(func() {
 		p.kill()
 		if owner.Failed() {
-			t.Logf("%s's output (last lines):\n%s", name, lastLines(p.logs.String(), 30))
+			owner.Logf("%s, started %s, output (last lines):\n%s", name, started.Format("15:04:05.000"), lastLines(p.logs.String(), 60))
 		}
 	})
 	return p
@@ -57,14 +58,13 @@ func (p *proc) kill() {
 	<-p.done
 }
 
-// stop sends SIGTERM and waits up to limit for the process to exit.
-func (p *proc) stop(t *testing.T, limit time.Duration) {
+// wait waits up to limit for the process to exit.
+func (p *proc) wait(t *testing.T, limit time.Duration) {
 	t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
 	case <-time.After(limit):
-		t.Fatalf("%s did not stop within %s of SIGTERM", p.name, limit)
+		t.Fatalf("%s did not stop within %s", p.name, limit)
 	}
 }
 
@@ -157,10 +157,7 @@ func (p *pg) serve(t *testing.T, h *host, dir string) *proc {
 	cmd := h.command(p.uid, p.gid, filepath.Join(p.bin, "postgres"), "-D", dir,
 		"-c", "listen_addresses="+h.addr(), "-c", "port=5432", "-c", "unix_socket_directories="+sockDir(dir),
 		// durable enough for a test that kills no machine; commits still wait for the standby
-		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=200",
-		// a replica that dies mid-transaction on a host that is gone sends no FIN: without this its
-		// session would hold the catalog's row lock until TCP keepalive gives up (hours)
-		"-c", "idle_in_transaction_session_timeout=5s")
+		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "max_connections=200")
 	cmd.Dir = "/"
 	pr := start(t, t, "postgres on "+h.name, cmd)
 	waitFor(t, "postgres on "+h.addr()+" accepts connections", 60*time.Second, func() bool {
@@ -198,6 +195,9 @@ func execSQL(t *testing.T, url string, sqls ...string) {
 	}
 }
 
+// shutdownDelay is the replicas' --shutdown-delay: many times the test balancer's probe period.
+const shutdownDelay = 2 * time.Second
+
 // replica is `krm-catalog serve` in a host.
 type replica struct {
 	owner *testing.T // the test its processes belong to
@@ -210,7 +210,8 @@ type replica struct {
 func startReplica(t *testing.T, h *host, databaseURL string, args ...string) *replica {
 	t.Helper()
 	r := &replica{owner: t, h: h, url: "http://" + h.addr() + ":8080",
-		args: append([]string{"serve", "--addr", h.addr() + ":8080", "--database-url", databaseURL}, args...)}
+		args: append([]string{"serve", "--addr", h.addr() + ":8080", "--database-url", databaseURL,
+			"--shutdown-delay", shutdownDelay.String()}, args...)}
 	r.start(t)
 	return r
 }

@@ -35,6 +35,7 @@ func newServeCmd(streams IO) *cobra.Command {
 		registry  string
 		plainHTTP bool
 		deadlines server.Deadlines
+		drain     time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -42,19 +43,25 @@ func newServeCmd(streams IO) *cobra.Command {
 		Long: `Serve runs the krm-catalog service. With neither --database-url nor DATABASE_URL it
 starts a private PostgreSQL cluster in --data-dir from the machine's PostgreSQL
 binaries (created on first start, reused after), applies migrations, and serves.
-SIGINT or SIGTERM stops accepting requests, lets in-flight ones finish, and stops
-the cluster.`,
+SIGINT or SIGTERM first makes /readyz answer 503 for --shutdown-delay while
+requests are still served (so a load balancer takes the replica out before its port
+closes), then stops accepting requests, lets in-flight ones finish, and stops the
+cluster. On the embedded database, which no other replica shares, the delay is 0
+unless set.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLeveledLogger(streams, logFormat, logLevel)
 			if err != nil {
 				return usageErr(err)
 			}
+			if db.url == "" && !cmd.Flags().Changed("shutdown-delay") {
+				drain = 0 // one replica, no load balancer to leave
+			}
 			reg, err := registryClient(registry, plainHTTP)
 			if err != nil {
 				return usageErr(err)
 			}
-			return serve(cmd.Context(), logger, db, addr, maxBody, cacheSize, reg, registry, deadlines)
+			return serve(cmd.Context(), logger, db, addr, maxBody, cacheSize, reg, registry, deadlines, drain)
 		},
 	}
 	db.register(cmd)
@@ -70,8 +77,17 @@ the cluster.`,
 	cmd.Flags().DurationVar(&deadlines.Validate, "validate-timeout", def.Validate, "deadline of POST /api/v1/validate")
 	cmd.Flags().DurationVar(&deadlines.Body, "body-timeout", def.Body, "deadline of reading a request body (408 past it); no slot of a limited class is held meanwhile")
 	cmd.Flags().BoolVar(&plainHTTP, "registry-plain-http", false, "talk plain HTTP to the registry (automatic for localhost and 127.0.0.1)")
+	cmd.Flags().DurationVar(&drain, "shutdown-delay", defaultShutdownDelay, "after SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (0: at once; on the embedded database 0 unless set)")
 	return cmd
 }
+
+// defaultShutdownDelay covers a load balancer's readiness period and the propagation of the
+// replica's removal (a Kubernetes Service's endpoints take a few seconds to reach every node).
+const defaultShutdownDelay = 5 * time.Second
+
+// shutdownTimeout bounds the wait for in-flight requests once the listener is closed: the longest
+// request deadline (a publish's) with room to spare.
+const shutdownTimeout = 30 * time.Second
 
 // registryClient is the service's OCI client: credentials from the docker config, no cache (the
 // service reads signatures, which must be fresh).
@@ -121,7 +137,7 @@ func envOr(name, def string) string {
 	return def
 }
 
-func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, deadlines server.Deadlines) error {
+func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, deadlines server.Deadlines, drain time.Duration) error {
 	// Listen first: a taken port should fail before a database is started for nothing.
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -199,8 +215,17 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	if drain > 0 {
+		srv.Drain()
+		logger.Info("draining: not ready, still serving", slog.Duration("for", drain))
+		select {
+		case <-time.After(drain):
+		case err := <-served:
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
 	logger.Info("shutting down: finishing in-flight requests")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shut down: %w", err)
