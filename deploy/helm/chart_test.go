@@ -10,8 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -20,6 +22,10 @@ import (
 )
 
 const chart = "krm-catalog"
+
+// kubeVersion is the Kubernetes the chart is linted and rendered for: stated rather than taken from
+// the helm binary, whose default depends on how it was built (a `go install` says v1.20).
+const kubeVersion = "v1.31.0"
 
 // helmBinary finds helm where .ci/tools.sh builds it, or on PATH.
 func helmBinary(t *testing.T) string {
@@ -50,6 +56,9 @@ func isExecutable(p string) bool {
 
 func runHelm(t *testing.T, helm string, args ...string) (string, error) {
 	t.Helper()
+	if len(args) > 0 && (args[0] == "lint" || args[0] == "template") {
+		args = append([]string{args[0], "--kube-version", kubeVersion}, args[1:]...)
+	}
 	cmd := exec.Command(helm, args...)
 	// no repositories, no plugins, no cache of the user's
 	home := t.TempDir()
@@ -213,6 +222,25 @@ func checkHardening(t *testing.T, objs []object) {
 		if got := server.get("spec", "template", "spec", "containers", 0, path, "httpGet", "path"); got != want {
 			t.Errorf("the server's %s asks %v, want %s", path, got, want)
 		}
+	}
+	// the pod drains for --shutdown-delay, then finishes requests within 30 s: the kubelet must not
+	// kill it before
+	var delay time.Duration
+	for _, a := range server.strings("spec", "template", "spec", "containers", 0, "args") {
+		if v, ok := strings.CutPrefix(a, "--shutdown-delay="); ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				t.Errorf("the server's %s: %v", a, err)
+			}
+			delay = d
+		}
+	}
+	if delay == 0 {
+		t.Error("the server drains for no shutdown delay: a Service still sends it requests as its port closes")
+	}
+	grace, _ := strconv.Atoi(fmt.Sprint(server.get("spec", "template", "spec", "terminationGracePeriodSeconds")))
+	if min := delay + 30*time.Second; time.Duration(grace)*time.Second < min {
+		t.Errorf("the server's terminationGracePeriodSeconds %v, want at least %s (the shutdown delay and 30 s of in-flight requests)", grace, min)
 	}
 	var job *object
 	for i, o := range objs {

@@ -57,7 +57,7 @@ app.kubernetes.io/component: {{ .component }}
   valueFrom:
     secretKeyRef:
       name: {{ include "krm-catalog.databaseSecret" . }}
-      key: {{ .Values.database.existingSecret | ternary .Values.database.existingSecretKey "url" }}
+      key: {{ if .Values.database.existingSecret }}{{ .Values.database.existingSecretKey }}{{ else }}url{{ end }}
 - name: KRM_CATALOG_DB_MAX_CONNS
   value: {{ .Values.database.maxConns | quote }}
 {{- end -}}
