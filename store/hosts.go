@@ -53,7 +53,9 @@ type hostHealth struct {
 
 func newHostHealth(connectTimeout time.Duration, lookup pgconn.LookupFunc) *hostHealth {
 	return &hostHealth{
-		dialer: net.Dialer{Timeout: connectTimeout, KeepAliveConfig: net.KeepAliveConfig{
+		// a host that does not acknowledge what is sent within the connect timeout is as gone as
+		// one that does not answer a connect within it
+		dialer: net.Dialer{Timeout: connectTimeout, Control: userTimeout(connectTimeout), KeepAliveConfig: net.KeepAliveConfig{
 			Enable: true, Idle: keepAliveIdle, Interval: keepAliveInterval, Count: keepAliveCount}},
 		lookup: lookup,
 		now:    time.Now,
