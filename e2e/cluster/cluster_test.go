@@ -4,7 +4,6 @@ package cluster
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,9 +18,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // deployment is the whole of it: PostgreSQL's primary (host 1) and standby (host 2), replicas on
@@ -54,7 +53,7 @@ func setUp(t *testing.T) *deployment {
 	primaryDir := pgs.initPrimary(t)
 	pgs.serve(t, d.primary, primaryDir)
 	d.primaryAdminURL = socketURL(primaryDir, "postgres")
-	execSQL(t, d.primaryAdminURL, "CREATE DATABASE krm_catalog")
+	testenv.ExecSQL(t, d.primaryAdminURL, "CREATE DATABASE krm_catalog")
 	// the standby copies the primary over the network, from its own host
 	d.standbyDir = pgs.dataDir(t, "standby")
 	basebackup := d.standby.command(pgs.uid, pgs.gid, pgs.bin+"/pg_basebackup", "-D", d.standbyDir, "-R", "-X", "stream",
@@ -64,10 +63,10 @@ func setUp(t *testing.T) *deployment {
 		t.Fatalf("pg_basebackup: %v\n%s", err, out)
 	}
 	pgs.serve(t, d.standby, d.standbyDir)
-	waitStreaming(t, d.primaryAdminURL)
+	testenv.WaitStreaming(t, d.primaryAdminURL)
 	// synchronous replication, set after the copy so that the promoted standby does not wait for
 	// a standby of its own
-	execSQL(t, d.primaryAdminURL, "ALTER SYSTEM SET synchronous_standby_names = '*'", "SELECT pg_reload_conf()")
+	testenv.ExecSQL(t, d.primaryAdminURL, "ALTER SYSTEM SET synchronous_standby_names = '*'", "SELECT pg_reload_conf()")
 
 	databaseURL := fmt.Sprintf("postgres://postgres@%s:5432,%s:5432/krm_catalog?sslmode=disable&target_session_attrs=read-write&connect_timeout=2",
 		d.primary.addr(), d.standby.addr())
@@ -87,22 +86,6 @@ func setUp(t *testing.T) *deployment {
 	d.token = lines[len(lines)-1]
 	t.Logf("set up 6 hosts, a primary, a streaming standby and 3 replicas in %s", time.Since(start).Round(10*time.Millisecond))
 	return d
-}
-
-func waitStreaming(t *testing.T, url string) {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	waitFor(t, "the standby streams", 30*time.Second, func() bool {
-		var n int
-		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n > 0
-	})
 }
 
 type answer struct {

@@ -10,38 +10,15 @@
 package cluster
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // binary is the krm-catalog binary the replicas run, built once by TestMain.
 var binary string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "krm-catalog-cluster-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	// the postgres user must reach the data directories below it
-	if err := os.Chmod(dir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	binary = filepath.Join(dir, "krm-catalog")
-	cmd := exec.Command("go", "build", "-o", binary, "../../cmd/krm-catalog")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build krm-catalog:", err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(testenv.RunWithBinary(m, "../../cmd/krm-catalog", "krm-catalog", func(b string) { binary = b }))
 }

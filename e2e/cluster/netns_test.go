@@ -6,11 +6,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,6 +32,9 @@ type network struct {
 	t      *testing.T
 	prefix string // unique per run: namespaces of concurrent runs never meet
 }
+
+// namespacePrefix starts the names of the test's namespaces: krmc<pid of the test>-<random>-...
+const namespacePrefix = "krmc"
 
 // host is one namespace on the network, with address subnet.N.
 type host struct {
@@ -52,15 +57,58 @@ func requireNetns(t *testing.T) {
 
 func newNetwork(t *testing.T) *network {
 	t.Helper()
+	sweepStale(t)
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
-	nw := &network{t: t, prefix: "krmc" + hex.EncodeToString(b)}
+	nw := &network{t: t, prefix: fmt.Sprintf("%s%d-%s", namespacePrefix, os.Getpid(), hex.EncodeToString(b))}
 	t.Cleanup(nw.remove)
 	sw := nw.prefix + "-sw"
 	nw.ip("netns", "add", sw)
 	nw.ip("-n", sw, "link", "add", "br0", "type", "bridge")
 	nw.ip("-n", sw, "link", "set", "br0", "up")
 	return nw
+}
+
+// sweepStale removes what a run that died without its cleanups (killed, or past go test's
+// -timeout) left: its namespaces and the processes in them (PostgreSQL, serve). A namespace is
+// stale when the test process its name carries is gone; those of a concurrent run are left alone.
+func sweepStale(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		t.Fatalf("ip netns list: %v", err)
+	}
+	var swept []string
+	for _, line := range strings.Split(string(out), "\n") {
+		name, _, _ := strings.Cut(line, " ")
+		rest, ok := strings.CutPrefix(name, namespacePrefix)
+		if !ok {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || processExists(pid) {
+			continue
+		}
+		pids, _ := exec.Command("ip", "netns", "pids", name).Output()
+		for _, f := range strings.Fields(string(pids)) {
+			if p, err := strconv.Atoi(f); err == nil {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+		if err := exec.Command("ip", "netns", "delete", name).Run(); err == nil {
+			swept = append(swept, name)
+		}
+	}
+	if len(swept) > 0 {
+		t.Logf("removed %d namespaces of earlier runs that died (and their processes): %v", len(swept), swept)
+	}
+}
+
+// processExists reports whether pid is a live process (one of another user's counts).
+func processExists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // remove deletes every namespace of this run, also after a failure.
@@ -248,4 +296,57 @@ func waitForWhy(t *testing.T, what string, limit time.Duration, cond func() bool
 		time.Sleep(50 * time.Millisecond)
 	}
 	return time.Since(start)
+}
+
+// TestSweepStale leaves a namespace as a run that died would (named for a test process that is
+// gone, a process still running in it) and checks that the next run removes both, and leaves a
+// live run's namespace alone.
+func TestSweepStale(t *testing.T) {
+	requireNetns(t)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := fmt.Sprintf("%s%d-000000-h1", namespacePrefix, gone.Process.Pid)
+	live := fmt.Sprintf("%s%d-000000-h1", namespacePrefix, os.Getpid())
+	for _, name := range []string{stale, live} {
+		if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+			t.Fatalf("ip netns add %s: %v\n%s", name, err, out)
+		}
+		t.Cleanup(func() { _ = exec.Command("ip", "netns", "delete", name).Run() })
+	}
+	left := exec.Command("ip", "netns", "exec", stale, "sleep", "600")
+	if err := left.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = left.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = left.Process.Kill()
+		<-exited
+	})
+	// the process is in the namespace once ip netns pids lists it
+	waitFor(t, "the left process in its namespace", 10*time.Second, func() bool {
+		out, _ := exec.Command("ip", "netns", "pids", stale).Output()
+		return strings.Contains(string(out), strconv.Itoa(left.Process.Pid))
+	})
+	sweepStale(t)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Error("the process left in the stale namespace still runs")
+	}
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), stale) {
+		t.Errorf("the stale namespace %s is still there", stale)
+	}
+	if !strings.Contains(string(out), live) {
+		t.Errorf("the live run's namespace %s was removed", live)
+	}
 }

@@ -181,20 +181,6 @@ func socketURL(dataDir, database string) string {
 	return fmt.Sprintf("postgres://postgres@/%s?host=%s&port=5432&sslmode=disable", database, sockDir(dataDir))
 }
 
-func execSQL(t *testing.T, url string, sqls ...string) {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	for _, sql := range sqls {
-		if _, err := conn.Exec(context.Background(), sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-}
-
 // shutdownDelay is the replicas' --shutdown-delay: many times the test balancer's probe period.
 const shutdownDelay = 2 * time.Second
 
