@@ -5,11 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
-	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
-	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,8 +39,9 @@ const (
 // so while the first is unreachable each connection first waits out connect_timeout on it. With
 // hostHealth, hosts that failed are tried last, and pooled connections to a host that failed since
 // they were made are dropped at acquire instead of handed to a request that would hang on them.
-// A host is failed by a dial error, a connection error, a ping without answer or a refusal of
-// target_session_attrs (a standby), and healthy again once a connection to it is accepted.
+// A host is failed by a dial error, a connection to it that did not answer (a host tried before
+// the one that accepted), an unreachable peer on a connection, a ping without answer or a refusal
+// of target_session_attrs (a standby); it is healthy again once a connection to it is accepted.
 type hostHealth struct {
 	dialer net.Dialer
 	lookup pgconn.LookupFunc
@@ -71,22 +72,10 @@ func (h *hostHealth) install(cfg *pgxpool.Config) {
 	cc.DialFunc = h.dial
 	cc.LookupFunc = h.lookupHost
 	validate := cc.ValidateConnect
-	cc.ValidateConnect = func(ctx context.Context, pc *pgconn.PgConn) error {
-		key := h.key(pc.Conn())
-		if validate != nil {
-			if err := validate(ctx, pc); err != nil {
-				h.fail(key)
-				return err
-			}
-		}
-		if tc := tracked(pc.Conn()); tc != nil {
-			tc.validated.Store(true)
-		}
-		h.ok(key)
-		return nil
-	}
+	cc.ValidateConnect = h.validate(validate, nil)
 	cfg.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
-		h.order(&cc.Config)
+		tried := h.order(&cc.Config)
+		cc.ValidateConnect = h.validate(validate, tried)
 		return nil
 	}
 	cfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return false } // prepare pings
@@ -107,9 +96,12 @@ func (h *hostHealth) lookupHost(ctx context.Context, host string) ([]string, err
 
 // urlHost is the URL's host:port that the resolved address came from.
 func (h *hostHealth) urlHost(address string) string {
+	if dir, port, ok := strings.Cut(address, "/.s.PGSQL."); ok { // a unix socket: the URL names its directory
+		return net.JoinHostPort(dir, port)
+	}
 	host, port, err := net.SplitHostPort(address)
 	if err != nil {
-		return address // a unix socket's path
+		return address
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -154,9 +146,32 @@ func (h *hostHealth) key(c net.Conn) string {
 	return ""
 }
 
+// validate wraps the URL's validation (target_session_attrs) of a new connection: a host that
+// refuses it failed, one that accepts it is healthy, and so are not the hosts tried before it in
+// this attempt (order), which did not answer, refused, or were not the primary.
+func (h *hostHealth) validate(validate pgconn.ValidateConnectFunc, order []string) pgconn.ValidateConnectFunc {
+	return func(ctx context.Context, pc *pgconn.PgConn) error {
+		key := h.key(pc.Conn())
+		if validate != nil {
+			if err := validate(ctx, pc); err != nil {
+				h.fail(key)
+				return err
+			}
+		}
+		for _, k := range order {
+			if k == key {
+				break
+			}
+			h.fail(k)
+		}
+		h.ok(key)
+		return nil
+	}
+}
+
 // order puts the hosts that did not fail first, in the URL's order, then the failed ones, the one
-// that failed longest ago first.
-func (h *hostHealth) order(cfg *pgconn.Config) {
+// that failed longest ago first, and returns the order (host:port of each).
+func (h *hostHealth) order(cfg *pgconn.Config) []string {
 	hosts := append([]*pgconn.FallbackConfig{{Host: cfg.Host, Port: cfg.Port, TLSConfig: cfg.TLSConfig}}, cfg.Fallbacks...)
 	h.mu.Lock()
 	failedAt := func(f *pgconn.FallbackConfig) time.Time {
@@ -166,6 +181,11 @@ func (h *hostHealth) order(cfg *pgconn.Config) {
 	h.mu.Unlock()
 	cfg.Host, cfg.Port, cfg.TLSConfig = hosts[0].Host, hosts[0].Port, hosts[0].TLSConfig
 	cfg.Fallbacks = hosts[1:]
+	keys := make([]string, len(hosts))
+	for i, f := range hosts {
+		keys[i] = net.JoinHostPort(f.Host, strconv.Itoa(int(f.Port)))
+	}
+	return keys
 }
 
 // prepare keeps a pooled connection for an acquire unless its host failed since it was made, or
@@ -195,15 +215,14 @@ func (h *hostHealth) prepare(ctx context.Context, c *pgx.Conn) (bool, error) {
 	return true, nil
 }
 
-// trackedConn is a connection hostHealth dialed: its host, when it was made and last answered; an
-// error on it (other than a deadline pgx set, or its own close) fails its host, and so does closing
-// it before the server accepted it (a server that does not answer, refuses or is not the primary).
+// trackedConn is a connection hostHealth dialed: its host, when it was made and last answered. An
+// error on it that says the host is unreachable fails its host; others (a deadline pgx set, the
+// server closing it) say nothing of the host.
 type trackedConn struct {
 	net.Conn
-	h         *hostHealth
-	key       string
-	born      time.Time
-	validated atomic.Bool
+	h    *hostHealth
+	key  string
+	born time.Time
 
 	mu   sync.Mutex
 	used time.Time
@@ -240,16 +259,15 @@ func (c *trackedConn) Write(b []byte) (int, error) {
 	return n, err
 }
 
-func (c *trackedConn) Close() error {
-	if !c.validated.Load() {
+func (c *trackedConn) check(err error) {
+	if unreachable(err) {
 		c.h.fail(c.key)
 	}
-	return c.Conn.Close()
 }
 
-func (c *trackedConn) check(err error) {
-	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, net.ErrClosed) {
-		return
-	}
-	c.h.fail(c.key)
+// unreachable reports whether err says the peer cannot be reached: nothing acknowledged in time
+// (TCP_USER_TIMEOUT, keepalive), no route, refused.
+func unreachable(err error) bool {
+	return errors.Is(err, syscall.ETIMEDOUT) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.ECONNREFUSED)
 }

@@ -315,3 +315,41 @@ func TestIdleInTransactionTimeout(t *testing.T) {
 		t.Errorf("a statement in the ended transaction: %v, want an error", err)
 	}
 }
+
+// TestCanceledQueryFailsNoHost checks that a query its caller gave up on (pgx then cancels it on a
+// connection of its own and closes the one it ran on) does not count against the host: its other
+// pooled connections stay in use.
+func TestCanceledQueryFailsNoHost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := OpenWith(ctx, storetest.NewDatabase(t), Options{MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	qctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, err := s.pool.Exec(qctx, "SELECT pg_sleep(30)"); err == nil {
+		t.Fatal("a query past its caller's deadline succeeded")
+	}
+	// the cancel request and the close are asynchronous: wait until the server has no such query,
+	// and the pool no such connection
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var n int
+		if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)' AND state = 'active'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 && s.pool.Stat().TotalConns() == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the canceled query still runs (%d) or its connection is still pooled (%d connections)", n, s.pool.Stat().TotalConns())
+		}
+	}
+	s.hosts.mu.Lock()
+	failed := len(s.hosts.failed)
+	s.hosts.mu.Unlock()
+	if failed != 0 {
+		t.Errorf("hosts failed after a canceled query: %v", s.hosts.failed)
+	}
+}
