@@ -54,9 +54,7 @@ unless set.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			if db.url == "" && !cmd.Flags().Changed("shutdown-delay") {
-				drain = 0 // one replica, no load balancer to leave
-			}
+			drain = shutdownDelay(db.url, cmd.Flags().Changed("shutdown-delay"), drain)
 			reg, err := registryClient(registry, plainHTTP)
 			if err != nil {
 				return usageErr(err)
@@ -84,6 +82,15 @@ unless set.`,
 // defaultShutdownDelay covers a load balancer's readiness period and the propagation of the
 // replica's removal (a Kubernetes Service's endpoints take a few seconds to reach every node).
 const defaultShutdownDelay = 5 * time.Second
+
+// shutdownDelay is serve's drain: the flag's value, except on the embedded database (no URL),
+// where it is 0 unless set: one replica has no load balancer to leave.
+func shutdownDelay(databaseURL string, set bool, flag time.Duration) time.Duration {
+	if databaseURL == "" && !set {
+		return 0
+	}
+	return flag
+}
 
 // shutdownTimeout bounds the wait for in-flight requests once the listener is closed: the longest
 // request deadline (a publish's) with room to spare.
