@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the CLIs the OCI interop tests and benchmarks compare against, from the Go module proxy, at
-# pinned versions, into a cache directory; prints that directory. A binary already built at the pinned
+# Builds the CLIs the OCI interop tests and benchmarks compare against, and helm (which the chart's
+# test runs), from the Go module proxy, at pinned versions, into a cache directory; prints that
+# directory. A binary already built at the pinned
 # version is kept, so a warm run costs a few `go version -m` calls.
 #
 #   KRM_CATALOG_TOOLS_BIN="$(.ci/tools.sh)" go test ./cmd/krm-catalog/cmd -run TestOCIInterop
@@ -11,6 +12,7 @@ set -euo pipefail
 COSIGN_V2_VERSION=v2.6.5
 COSIGN_V3_VERSION=v3.1.3
 ORAS_VERSION=v1.3.3
+HELM_VERSION=v3.22.0
 
 bin="${KRM_CATALOG_TOOLS_BIN:-$HOME/.cache/krm-catalog-ci/bin}"
 mkdir -p "$bin"
@@ -46,4 +48,5 @@ install() {
 install cosign-v2 github.com/sigstore/cosign/v2/cmd/cosign github.com/sigstore/cosign/v2 "$COSIGN_V2_VERSION"
 install cosign-v3 github.com/sigstore/cosign/v3/cmd/cosign github.com/sigstore/cosign/v3 "$COSIGN_V3_VERSION"
 install oras oras.land/oras/cmd/oras oras.land/oras "$ORAS_VERSION"
+install helm helm.sh/helm/v3/cmd/helm helm.sh/helm/v3 "$HELM_VERSION"
 echo "$bin"

@@ -531,3 +531,26 @@ func TestNewNeedsAStoreAndValidator(t *testing.T) {
 		t.Error("New without a store succeeded")
 	}
 }
+
+// TestDrain checks that a draining server reports not ready while it keeps answering everything
+// else, the database's reads among them.
+func TestDrain(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil)
+	ts.publishExample(t)
+	ts.Drain()
+	tests := []struct {
+		path string
+		want int
+	}{
+		{"/readyz", http.StatusServiceUnavailable},
+		{"/healthz", http.StatusOK},
+		{"/api/v1/catalogs/example-functions/versions", http.StatusOK},
+		{"/catalogs/example-functions/1.0.0/catalog.yaml", http.StatusOK},
+	}
+	for _, tc := range tests {
+		if rec := ts.do(t, call{path: tc.path}); rec.Code != tc.want {
+			t.Errorf("%s while draining: %d %s, want %d", tc.path, rec.Code, rec.Body, tc.want)
+		}
+	}
+}

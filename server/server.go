@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -96,6 +97,8 @@ type Server struct {
 	deadlines Deadlines
 	limits    *Limiters
 	failures  *coalescer
+
+	draining atomic.Bool // Drain was called: readiness answers 503, everything else as before
 }
 
 //go:embed openapi.yaml
@@ -216,15 +219,24 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 // readyzTimeout is how long readiness waits for the database.
 const readyzTimeout = time.Second
 
+// Drain makes readiness answer 503 from now on while every other request is served as before: a
+// replica told to stop is taken out of its load balancer's rotation before it stops listening, so
+// no client is sent to a closed port.
+func (s *Server) Drain() { s.draining.Store(true) }
+
 // readyz is readiness: the database answered within readyzTimeout, so the replica can serve more
-// than its cache. A failure answers 503 through the error adapter.
+// than its cache, and it is not draining. A failure answers 503 through the error adapter.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Cache-Control", "no-store")
+	if s.draining.Load() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), readyzTimeout)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
 		return fmt.Errorf("%w: readiness: %w", store.ErrUnavailable, err)
 	}
-	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil
 }

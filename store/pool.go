@@ -32,9 +32,12 @@ type Options struct {
 	// WriteTimeout is the statement_timeout inside write transactions (publishes, tokens, keys);
 	// 0 means DefaultWriteTimeout.
 	WriteTimeout time.Duration
-	// ConnectTimeout bounds opening one connection, when the URL does not set connect_timeout;
-	// 0 means DefaultConnectTimeout.
+	// ConnectTimeout bounds opening one connection to one host, when the URL does not set
+	// connect_timeout; 0 means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// IdleInTransactionTimeout is the idle_in_transaction_session_timeout of the service's
+	// sessions, when the URL does not set it; 0 means DefaultIdleInTransactionTimeout.
+	IdleInTransactionTimeout time.Duration
 	// SearchProbe is how many of a text's matches a filtered search reads once for all its counts
 	// (see countStatement); 0 means DefaultSearchProbe, and less than CountCap+1 means CountCap+1.
 	SearchProbe int
@@ -47,6 +50,11 @@ const (
 	DefaultReadTimeout    = 5 * time.Second
 	DefaultWriteTimeout   = 30 * time.Second
 	DefaultConnectTimeout = 3 * time.Second
+	// DefaultIdleInTransactionTimeout is far longer than any pause of the service inside a
+	// transaction (it waits on nothing but the database there: a registry push runs outside), and
+	// short enough that a replica dying mid-publish on a host that is gone, whose session no FIN
+	// ever ends, holds the catalog's row lock for seconds, not until TCP gives up.
+	DefaultIdleInTransactionTimeout = 5 * time.Second
 	// DefaultSearchProbe is four samples' worth of matches, so that a filter that one match in four
 	// passes (a runtime, a publisher, a tag that goes with the word) fills its sample from the probe.
 	DefaultSearchProbe = 4 * (CountCap + 1)
@@ -72,14 +80,17 @@ func (o Options) withDefaults() Options {
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}
+	if o.IdleInTransactionTimeout <= 0 {
+		o.IdleInTransactionTimeout = DefaultIdleInTransactionTimeout
+	}
 	return o
 }
 
-// poolConfig parses url into a pool configuration carrying opts.
-func poolConfig(url string, opts Options) (*pgxpool.Config, error) {
+// poolConfig parses url into a pool configuration carrying opts, and the hosts' health it uses.
+func poolConfig(url string, opts Options) (*pgxpool.Config, *hostHealth, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfg.MaxConns = opts.MaxConns
 	if cfg.MinConns > cfg.MaxConns {
@@ -91,10 +102,15 @@ func poolConfig(url string, opts Options) (*pgxpool.Config, error) {
 	if _, set := cfg.ConnConfig.RuntimeParams["statement_timeout"]; !set {
 		cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(opts.ReadTimeout.Milliseconds(), 10)
 	}
-	// A connection idle across a database restart or failover is dead; check before use rather
-	// than fail a request with it.
+	if _, set := cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
+		cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(opts.IdleInTransactionTimeout.Milliseconds(), 10)
+	}
 	cfg.HealthCheckPeriod = 5 * time.Second
-	return cfg, nil
+	// A connection idle across a database restart or failover is dead: hosts checks it before use
+	// rather than fail a request with it, and keeps new connections off a host that failed.
+	hosts := newHostHealth(cfg.ConnConfig.ConnectTimeout, cfg.ConnConfig.LookupFunc)
+	hosts.install(cfg)
+	return cfg, hosts, nil
 }
 
 // boundedPool is a pgxpool whose every acquire waits at most acquireTimeout: a database that has

@@ -49,7 +49,8 @@ const NotifyChannel = "krm_catalog_changes"
 type Store struct {
 	pool         *boundedPool
 	connConfig   *pgx.ConnConfig // for connections outside the pool (Subscribe)
-	writeTimeout string          // statement_timeout of write transactions, in milliseconds
+	hosts        *hostHealth
+	writeTimeout string // statement_timeout of write transactions, in milliseconds
 	now          func() time.Time
 	searchProbe  int // Options.SearchProbe
 }
@@ -65,7 +66,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 // connections then go to whichever is the primary, also after a failover.
 func OpenWith(ctx context.Context, url string, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
-	cfg, err := poolConfig(url, opts)
+	cfg, hosts, err := poolConfig(url, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -73,7 +74,7 @@ func OpenWith(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	s := &Store{pool: &boundedPool{Pool: pool, acquireTimeout: opts.AcquireTimeout}, connConfig: cfg.ConnConfig,
+	s := &Store{pool: &boundedPool{Pool: pool, acquireTimeout: opts.AcquireTimeout}, connConfig: cfg.ConnConfig, hosts: hosts,
 		writeTimeout: strconv.FormatInt(opts.WriteTimeout.Milliseconds(), 10), now: time.Now,
 		searchProbe: opts.SearchProbe}
 	if err := pool.Ping(ctx); err != nil { // the first connection: bounded by the connect timeout

@@ -20,7 +20,9 @@ type Change struct {
 // once the subscription is in place. Its connection is its own, outside the pool, so that a
 // LISTEN never takes a pooled connection away from requests. Callers reconnect by calling again.
 func (s *Store) Subscribe(ctx context.Context, fn func(Change)) error {
-	conn, err := pgx.ConnectConfig(ctx, s.connConfig.Copy())
+	cfg := s.connConfig.Copy()
+	s.hosts.order(&cfg.Config)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("subscribe to changes: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/internal/pgcluster"
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 	"github.com/krm-catalog/krm-catalog/migrations"
 	"github.com/krm-catalog/krm-catalog/store"
 )
@@ -99,7 +100,7 @@ func seedLargeCatalog(t *testing.T, data []byte) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cluster.Stop(context.Background()) })
-	execSQL(t, cluster.URL("postgres"), "CREATE DATABASE krm_catalog")
+	testenv.ExecSQL(t, cluster.URL("postgres"), "CREATE DATABASE krm_catalog")
 	url := cluster.URL("krm_catalog")
 	if err := migrations.Up(ctx, url); err != nil {
 		t.Fatal(err)

@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/internal/pgcluster"
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // TestFailover runs serve against a primary and a streaming standby (pg_basebackup -R, synchronous
@@ -31,17 +30,17 @@ func TestFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = primary.Stop(context.Background()) }) // fails once killed; nothing to stop then
-	execSQL(t, primary.URL("postgres"), "CREATE DATABASE krm_catalog")
+	testenv.ExecSQL(t, primary.URL("postgres"), "CREATE DATABASE krm_catalog")
 	standby, err := primary.StartStandby(ctx, pgcluster.Options{DataDir: filepath.Join(dir, "standby")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = standby.Stop(context.Background()) })
-	waitStreaming(t, primary.URL("postgres"))
+	testenv.WaitStreaming(t, primary.URL("postgres"))
 	// Synchronous replication: a commit is acknowledged once the standby has it, so a failover
 	// loses no acknowledged publish.
-	execSQL(t, primary.URL("postgres"), "ALTER SYSTEM SET synchronous_standby_names = '*'")
-	execSQL(t, primary.URL("postgres"), "SELECT pg_reload_conf()")
+	testenv.ExecSQL(t, primary.URL("postgres"), "ALTER SYSTEM SET synchronous_standby_names = '*'")
+	testenv.ExecSQL(t, primary.URL("postgres"), "SELECT pg_reload_conf()")
 
 	url := fmt.Sprintf("postgres://%s@127.0.0.1:%d,127.0.0.1:%d/krm_catalog?sslmode=disable&target_session_attrs=read-write&connect_timeout=2",
 		pgcluster.Superuser, primary.Port(), standby.Port())
@@ -134,35 +133,4 @@ func TestFailover(t *testing.T) {
 	}
 	t.Logf("failover: ready %s and publishing %s after the promotion; %d publishes acknowledged (%d before the kill), none lost; reads %v",
 		took.Round(time.Millisecond), writesBack.Round(time.Millisecond), len(acked), beforeKill, counts.byStatus)
-}
-
-func execSQL(t *testing.T, url, sql string) {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), sql); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-}
-
-func waitStreaming(t *testing.T, url string) {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		var n int
-		if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			return
-		}
-	}
-	t.Fatal("the standby did not start streaming within 30 s")
 }

@@ -52,7 +52,8 @@ var servingURL = regexp.MustCompile(`msg=serving url=(http://127\.0\.0\.1:\d+)`)
 func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	t.Helper()
 	logs := &syncBuffer{}
-	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	// no drain before stopping unless a test asks for one (its own flag comes later and wins)
+	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0", "--shutdown-delay", "0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {

@@ -8,44 +8,21 @@
 package faults
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // binary is the krm-catalog binary the tests run, built once by TestMain.
 var binary string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
 	// KRM_CATALOG_FAULTS_BINARY runs the tests against another build, such as an older main's,
 	// to see which faults it failed.
 	if b := os.Getenv("KRM_CATALOG_FAULTS_BINARY"); b != "" {
 		binary = b
-		return m.Run()
+		os.Exit(m.Run())
 	}
-	dir, err := os.MkdirTemp("", "krm-catalog-faults-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	// the postgres user must reach data directories below it when the tests run as root
-	if err := os.Chmod(dir, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	binary = filepath.Join(dir, "krm-catalog")
-	cmd := exec.Command("go", "build", "-o", binary, "../../cmd/krm-catalog")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build krm-catalog:", err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(testenv.RunWithBinary(m, "../../cmd/krm-catalog", "krm-catalog", func(b string) { binary = b }))
 }

@@ -130,3 +130,20 @@ func compareVersions(a, b string) int {
 	}
 	return 0
 }
+
+// FindTool returns the path of one of PostgreSQL's client programs (pg_dump, pg_restore), from the
+// same places as the server programs, newest version first: a newer pg_dump reads older servers and
+// a newer pg_restore reads older dumps, never the other way round.
+func FindTool(ctx context.Context, name string) (string, error) {
+	dirs := searchDirs(ctx)
+	for _, dir := range dirs {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s not found in %s or PATH: install PostgreSQL's client programs (Debian: apt-get install postgresql-client)", name, strings.Join(dirs, ", "))
+}

@@ -78,6 +78,7 @@ moves them through OCI registries, and resolves and runs the functions they name
 	root.AddCommand(newVersionCmd(), newValidateCmd())
 	root.AddCommand(ociCommands()...)
 	root.AddCommand(newServeCmd(streams), newMigrateCmd(streams), newTokenCmd(streams), newPublisherCmd(streams), newPublishCmd())
+	root.AddCommand(newBackupCmd(streams), newRestoreCmd(streams))
 	root.AddCommand(newResolveCmd(), newCatalogCmd(), newFnCmd(), newBuildCmd())
 	root.AddCommand(newSearchCmd(), newMirrorCmd())
 	return root

@@ -37,6 +37,7 @@ func newServeCmd(streams IO) *cobra.Command {
 		plainHTTP bool
 		deadlines server.Deadlines
 		tlsFiles  serveTLS
+		drain     time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -44,8 +45,11 @@ func newServeCmd(streams IO) *cobra.Command {
 		Long: `Serve runs the krm-catalog service. With neither --database-url nor DATABASE_URL it
 starts a private PostgreSQL cluster in --data-dir from the machine's PostgreSQL
 binaries (created on first start, reused after), applies migrations, and serves.
-SIGINT or SIGTERM stops accepting requests, lets in-flight ones finish, and stops
-the cluster.
+SIGINT or SIGTERM first makes /readyz answer 503 for --shutdown-delay while
+requests are still served (so a load balancer takes the replica out before its port
+closes), then stops accepting requests, lets in-flight ones finish, and stops the
+cluster. On the embedded database, which no other replica shares, the delay is 0
+unless set.
 
 With --tls-cert and --tls-key it serves https:// instead of http://, and the
 website's snippets name the https:// address.`,
@@ -62,13 +66,15 @@ website's snippets name the https:// address.`,
 			if (tlsFiles.cert == "") != (tlsFiles.key == "") {
 				return usageErr(errors.New("--tls-cert and --tls-key go together"))
 			}
-			return serve(cmd.Context(), logger, db, addr, tlsFiles, maxBody, cacheSize, reg, registry, deadlines)
+			drain = shutdownDelay(db.url, cmd.Flags().Changed("shutdown-delay"), drain)
+			return serve(cmd.Context(), logger, db, addr, tlsFiles, maxBody, cacheSize, reg, registry, deadlines, drain)
 		},
 	}
 	db.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().StringVar(&tlsFiles.cert, "tls-cert", "", "serve https:// with this certificate (PEM, the chain after it); needs --tls-key")
 	cmd.Flags().StringVar(&tlsFiles.key, "tls-key", "", "the private key (PEM) of --tls-cert")
+	cmd.Flags().DurationVar(&drain, "shutdown-delay", defaultShutdownDelay, "after SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (0: at once; on the embedded database 0 unless set)")
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body accepted, in bytes")
 	cmd.Flags().Int64Var(&cacheSize, "cache-size", 64<<20, "bytes of catalog.yaml and definition.yaml responses kept in memory")
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
@@ -120,6 +126,23 @@ func newLeveledLogger(streams IO, format, level string) (*slog.Logger, error) {
 }
 
 // envOr returns the environment variable name, or def when it is unset or empty.
+// defaultShutdownDelay covers a load balancer's readiness period and the propagation of the
+// replica's removal (a Kubernetes Service's endpoints take a few seconds to reach every node).
+const defaultShutdownDelay = 5 * time.Second
+
+// shutdownDelay is serve's drain: the flag's value, except on the embedded database (no URL),
+// where it is 0 unless set: one replica has no load balancer to leave.
+func shutdownDelay(databaseURL string, set bool, flag time.Duration) time.Duration {
+	if databaseURL == "" && !set {
+		return 0
+	}
+	return flag
+}
+
+// shutdownTimeout bounds the wait for in-flight requests once the listener is closed: the longest
+// request deadline (a publish's) with room to spare.
+const shutdownTimeout = 30 * time.Second
+
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
@@ -151,7 +174,7 @@ func (t serveTLS) listen(addr string) (net.Listener, string, error) {
 	return tls.NewListener(ln, cfg), "https://" + ln.Addr().String(), nil
 }
 
-func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, tlsFiles serveTLS, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, deadlines server.Deadlines) error {
+func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, tlsFiles serveTLS, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, deadlines server.Deadlines, drain time.Duration) error {
 	// Listen first: a taken port should fail before a database is started for nothing.
 	ln, url, err := tlsFiles.listen(addr)
 	if err != nil {
@@ -228,8 +251,17 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	if drain > 0 {
+		srv.Drain()
+		logger.Info("draining: not ready, still serving", slog.Duration("for", drain))
+		select {
+		case <-time.After(drain):
+		case err := <-served:
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
 	logger.Info("shutting down: finishing in-flight requests")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shut down: %w", err)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLogLevel(t *testing.T) {
@@ -53,5 +54,28 @@ func TestServeFlagsFromEnvironment(t *testing.T) {
 	}
 	if got := cmd.Flags().Lookup("db-max-conns").DefValue; got != "7" {
 		t.Errorf("--db-max-conns default %q, want the environment's 7", got)
+	}
+}
+
+func TestShutdownDelayDefault(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		url  string
+		set  bool
+		flag time.Duration
+		want time.Duration
+	}{
+		{"postgres://db/krm", false, defaultShutdownDelay, defaultShutdownDelay},
+		{"postgres://db/krm", true, 0, 0},
+		{"", false, defaultShutdownDelay, 0},
+		{"", true, 3 * time.Second, 3 * time.Second},
+	}
+	for _, tc := range tests {
+		if got := shutdownDelay(tc.url, tc.set, tc.flag); got != tc.want {
+			t.Errorf("shutdownDelay(%q, set %v, %s) = %s, want %s", tc.url, tc.set, tc.flag, got, tc.want)
+		}
+	}
+	if got := newServeCmd(IO{}).Flags().Lookup("shutdown-delay").DefValue; got != defaultShutdownDelay.String() {
+		t.Errorf("--shutdown-delay default %s, want %s", got, defaultShutdownDelay)
 	}
 }

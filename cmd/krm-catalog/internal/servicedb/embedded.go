@@ -35,6 +35,10 @@ func (d *Database) Close(ctx context.Context) error {
 	return d.cluster.Stop(ctx)
 }
 
+// Shared reports whether another process (a serve on the same data directory) runs the embedded
+// cluster this Database joined.
+func (d *Database) Shared() bool { return d.cluster != nil && !d.cluster.Owned() }
+
 // DefaultDataDir is $XDG_DATA_HOME/krm-catalog, else ~/.local/share/krm-catalog. For root it is
 // /var/lib/krm-catalog instead: PostgreSQL will not run as root, so the cluster runs as the postgres
 // user, who cannot enter root's home directory.
