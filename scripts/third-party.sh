@@ -48,4 +48,5 @@ module() {
 
 module jsonschema github.com/santhosh-tekuri/jsonschema/v5
 module kustomize-api sigs.k8s.io/kustomize/api
+module semver github.com/Masterminds/semver/v3
 exit $status
