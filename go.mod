@@ -172,6 +172,8 @@ replace github.com/santhosh-tekuri/jsonschema/v5 => ./third_party/jsonschema
 
 replace sigs.k8s.io/kustomize/api => ./third_party/kustomize-api
 
+replace github.com/Masterminds/semver/v3 => ./third_party/semver
+
 // pkg/krmfn is its own module, so that function authors depend on it alone; the examples and the
 // CLI use the copy in this tree.
 replace github.com/krm-catalog/krm-catalog/pkg/krmfn => ./pkg/krmfn

@@ -61,8 +61,9 @@ func publishGenerated(ctx context.Context, st *store.Store, c int) error {
 // benchmarks too large to seed through the store in reasonable time (a million function versions
 // would take half an hour here): each copy k repeats every function under the group
 // "cK-GROUP", with the same kind, description, tags and runtimes, and the kept facet totals are
-// counted again. Only the search view is copied (no catalog versions, no function_versions rows):
-// search reads nothing else, but the copies have no function pages.
+// counted again and the copies' words added to the search words. Only the search view is copied
+// (no catalog versions, no function_versions rows): search reads nothing else, but the copies
+// have no function pages.
 func cloneFunctions(tb testing.TB, db *pgxpool.Pool, copies int) {
 	tb.Helper()
 	ctx := context.Background()
@@ -70,6 +71,9 @@ func cloneFunctions(tb testing.TB, db *pgxpool.Pool, copies int) {
 		if _, err := db.Exec(ctx, sqlCloneFunctions, fmt.Sprintf("c%d", k)); err != nil {
 			tb.Fatalf("clone functions: %v", err)
 		}
+	}
+	if _, err := db.Exec(ctx, sqlCloneLexemes); err != nil {
+		tb.Fatalf("clone search words: %v", err)
 	}
 	if _, err := db.Exec(ctx, sqlRecountFacets); err != nil {
 		tb.Fatalf("recount facets: %v", err)
@@ -82,6 +86,11 @@ INSERT INTO functions (fn_group, kind, publisher_id, publisher, description, tag
 SELECT $1 || '-' || fn_group, kind, publisher_id, publisher, description, tags, runtimes, versions, catalogs,
        $1 || '-' || name_words || ' ' || $1, tag_words
 FROM functions WHERE fn_group NOT LIKE 'c%'`
+	// the copies' new words (their groups, "cK") for prefix expansion, as a publish adds them
+	sqlCloneLexemes = `
+INSERT INTO search_lexemes
+SELECT DISTINCT l FROM functions, unnest(tsvector_to_array(search)) AS l WHERE fn_group LIKE 'c%'
+ON CONFLICT DO NOTHING`
 	sqlRecountFacets = `
 DELETE FROM facet_totals;
 INSERT INTO facet_totals (facet, value, count)

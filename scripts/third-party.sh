@@ -49,4 +49,5 @@ module() {
 module jsonschema github.com/santhosh-tekuri/jsonschema/v5
 module kustomize-api sigs.k8s.io/kustomize/api
 module yaml go.yaml.in/yaml/v3
+module semver github.com/Masterminds/semver/v3
 exit $status

@@ -70,10 +70,12 @@ func (c *ContentCache) register(reg prometheus.Registerer) error {
 	return nil
 }
 
-func (c *ContentCache) get(key string) *preparedContent {
+// get returns the content cached under key, or nil. The key is bytes so that a caller's buffer
+// serves the lookup without a string allocated for it.
+func (c *ContentCache) get(key []byte) *preparedContent {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.entries[key]
+	el, ok := c.entries[string(key)]
 	if !ok {
 		c.misses.Inc()
 		return nil

@@ -99,9 +99,9 @@ func (p *preparedContent) jsonRepresentation() (representation, error) {
 
 func (s *Server) latestCatalogYAML(w http.ResponseWriter, r *http.Request) error {
 	name := chi.URLParam(r, "name")
-	c, err := s.content(r, "latest:"+name, "catalog:"+name, func() (store.Content, error) {
+	c, err := s.content("latest:", "catalog:", func() (store.Content, error) {
 		return s.store.CatalogContent(r.Context(), name, "")
-	})
+	}, name)
 	if err != nil {
 		return err
 	}
@@ -113,9 +113,9 @@ func (s *Server) latestCatalogYAML(w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) pinnedCatalogYAML(w http.ResponseWriter, r *http.Request) error {
 	name, version := chi.URLParam(r, "name"), chi.URLParam(r, "version")
-	c, err := s.content(r, "pinned:"+name+"@"+version, "", func() (store.Content, error) {
+	c, err := s.content("pinned:", "", func() (store.Content, error) {
 		return s.store.CatalogContent(r.Context(), name, version)
-	})
+	}, name, "@", version)
 	if err != nil {
 		return err
 	}
@@ -125,10 +125,9 @@ func (s *Server) pinnedCatalogYAML(w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) definitionYAML(w http.ResponseWriter, r *http.Request) error {
 	group, kind := chi.URLParam(r, "group"), chi.URLParam(r, "kind")
-	id := group + "/" + kind
-	c, err := s.content(r, "definition:"+id, "function:"+id, func() (store.Content, error) {
+	c, err := s.content("definition:", "function:", func() (store.Content, error) {
 		return s.store.DefinitionContent(r.Context(), group, kind)
-	})
+	}, group, "/", kind)
 	if err != nil {
 		return err
 	}
@@ -138,8 +137,11 @@ func (s *Server) definitionYAML(w http.ResponseWriter, r *http.Request) error {
 	return serveContent(w, r, c, s.cacheLatest)
 }
 
-// content returns prepared content from the cache, or reads it from the store and caches it.
-func (s *Server) content(r *http.Request, key, subject string, read func() (store.Content, error)) (*preparedContent, error) {
+// content returns prepared content from the cache, or reads it from the store and caches it. The
+// content's id is the concatenation of id; its cache key is kind+id, and the subject whose
+// publishes change it subjectKind+id ("" for immutable content). The key is built on the stack, so
+// that a cache hit, the hot path of the curl endpoints, allocates nothing for it.
+func (s *Server) content(kind, subjectKind string, read func() (store.Content, error), id ...string) (*preparedContent, error) {
 	if s.cache == nil {
 		c, err := read()
 		if err != nil {
@@ -147,8 +149,17 @@ func (s *Server) content(r *http.Request, key, subject string, read func() (stor
 		}
 		return prepare(c), nil
 	}
+	var buf [256]byte
+	key := append(buf[:0], kind...)
+	for _, part := range id {
+		key = append(key, part...)
+	}
 	if c := s.cache.get(key); c != nil {
 		return c, nil
+	}
+	subject := ""
+	if subjectKind != "" {
+		subject = subjectKind + string(key[len(kind):])
 	}
 	t := s.cache.ticket(subject)
 	c, err := read()
@@ -156,7 +167,7 @@ func (s *Server) content(r *http.Request, key, subject string, read func() (stor
 		return nil, err
 	}
 	p := prepare(c)
-	s.cache.put(key, t, p)
+	s.cache.put(string(key), t, p)
 	return p, nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/krm-catalog/krm-catalog/internal/httpx"
@@ -154,7 +156,10 @@ func DefaultDeadlines() Deadlines {
 	return Deadlines{Read: 5 * time.Second, Validate: 15 * time.Second, Write: 60 * time.Second, Body: 20 * time.Second}
 }
 
-// deadline bounds every request by its class's deadline.
+// deadline bounds every request by its class's deadline. The deadline's timer starts only when
+// something waits for the request's context to end (deadlineContext): a database call does, an
+// answer from memory does not, and a timer, a context and its registration with the
+// connection's context for each request were the largest cost of serving catalog.yaml from memory.
 func (s *Server) deadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := s.deadlines.Read
@@ -168,8 +173,76 @@ func (s *Server) deadline(next http.Handler) http.Handler {
 		default:
 			d = s.deadlines.Write
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		defer cancel()
+		ctx := &deadlineContext{Context: r.Context(), deadline: time.Now().Add(d)}
+		defer ctx.stop()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// deadlineContext is a context with a deadline whose timer starts when something first asks
+// whether it is done (Done, Err): until then it answers its deadline, and values, and holds no
+// timer. Once started it is context.WithDeadline of its parent, and hands out that context's
+// values, so that contexts derived from it are its children as from any other.
+type deadlineContext struct {
+	context.Context // the request's
+	deadline        time.Time
+
+	mu      sync.Mutex
+	stopped bool
+	timed   atomic.Pointer[timedContext]
+}
+
+type timedContext struct {
+	context.Context
+	cancel context.CancelFunc
+}
+
+func (c *deadlineContext) start() context.Context {
+	if t := c.timed.Load(); t != nil {
+		return t
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t := c.timed.Load(); t != nil {
+		return t
+	}
+	ctx, cancel := context.WithDeadline(c.Context, c.deadline)
+	if c.stopped {
+		cancel()
+	}
+	t := &timedContext{Context: ctx, cancel: cancel}
+	c.timed.Store(t)
+	return t
+}
+
+// stop ends the context when its request ends, as the cancel of context.WithDeadline would.
+func (c *deadlineContext) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	if t := c.timed.Load(); t != nil {
+		t.cancel()
+	}
+}
+
+// Deadline is the earlier of the request's deadline and the parent's.
+func (c *deadlineContext) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+		return d, true
+	}
+	return c.deadline, true
+}
+
+// Done starts the timer.
+func (c *deadlineContext) Done() <-chan struct{} { return c.start().Done() }
+
+// Err starts the timer: past the deadline, the context it starts is already done.
+func (c *deadlineContext) Err() error { return c.start().Err() }
+
+// Value is the started context's value, or the parent's before.
+func (c *deadlineContext) Value(key any) any {
+	if t := c.timed.Load(); t != nil {
+		return t.Value(key)
+	}
+	return c.Context.Value(key)
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -14,6 +15,21 @@ import (
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// series holds each label set's counter and histogram once looked up (seriesKey →
+	// *httpSeries): the vectors hash and check every label value on each lookup, and format the
+	// status, work that every request repeated. The label sets are bounded (routes, methods,
+	// statuses), so this map is too.
+	series sync.Map
+}
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type httpSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
 }
 
 func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
@@ -38,9 +54,17 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 
 // observe records one request. Routes are labelled by pattern, not path, so the label set stays bounded.
 func (m *httpMetrics) observe(r *http.Request, status int, took time.Duration) {
-	route, method := routeOf(r), methodOf(r)
-	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route, method).Observe(took.Seconds())
+	k := seriesKey{route: routeOf(r), method: methodOf(r), status: status}
+	v, ok := m.series.Load(k)
+	if !ok {
+		v, _ = m.series.LoadOrStore(k, &httpSeries{
+			requests: m.requests.WithLabelValues(k.route, k.method, strconv.Itoa(status)),
+			latency:  m.latency.WithLabelValues(k.route, k.method),
+		})
+	}
+	se := v.(*httpSeries)
+	se.requests.Inc()
+	se.latency.Observe(took.Seconds())
 }
 
 // methodOf is the request's method as a bounded label: a client may send any token as a method,

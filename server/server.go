@@ -198,6 +198,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 // unfiltered. Every route, the website's too, reads its query through url.Values.
 func (s *Server) checkQuery(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery == "" {
+			next.ServeHTTP(w, r) // nothing to read; ParseQuery would allocate an empty map
+			return
+		}
 		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
 			s.handle(func(http.ResponseWriter, *http.Request) error {
 				return &badRequest{message: "the query string cannot be read: " + err.Error()}

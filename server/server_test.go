@@ -81,11 +81,11 @@ func TestContentCache(t *testing.T) {
 	t.Run("latest content is not cached while not following publishes", func(t *testing.T) {
 		c := NewContentCache(1 << 20)
 		c.put("latest:c", c.ticket("catalog:c"), content("v1"))
-		if c.get("latest:c") != nil {
+		if c.get([]byte("latest:c")) != nil {
 			t.Error("cached without a live listener")
 		}
 		c.put("pinned:c@1", c.ticket(""), content("v1"))
-		if c.get("pinned:c@1") == nil {
+		if c.get([]byte("pinned:c@1")) == nil {
 			t.Error("immutable content was not cached")
 		}
 	})
@@ -95,15 +95,15 @@ func TestContentCache(t *testing.T) {
 		tk := c.ticket("catalog:c")
 		c.invalidate("catalog:c") // a publish committed while the store was read
 		c.put("latest:c", tk, content("v1"))
-		if c.get("latest:c") != nil {
+		if c.get([]byte("latest:c")) != nil {
 			t.Error("stale content was cached")
 		}
 		c.put("latest:c", c.ticket("catalog:c"), content("v2"))
-		if got := c.get("latest:c"); got == nil || string(got.yaml.body) != "v2" {
+		if got := c.get([]byte("latest:c")); got == nil || string(got.yaml.body) != "v2" {
 			t.Error("fresh content was not cached")
 		}
 		c.invalidate("catalog:c")
-		if c.get("latest:c") != nil {
+		if c.get([]byte("latest:c")) != nil {
 			t.Error("invalidation kept the entry")
 		}
 	})
@@ -113,7 +113,7 @@ func TestContentCache(t *testing.T) {
 		c.put("latest:c", c.ticket("catalog:c"), content("v1"))
 		c.put("pinned:c@1", c.ticket(""), content("v1"))
 		c.setLive(false)
-		if c.get("latest:c") != nil || c.get("pinned:c@1") == nil {
+		if c.get([]byte("latest:c")) != nil || c.get([]byte("pinned:c@1")) == nil {
 			t.Error("a disconnect must drop latest entries and keep pinned ones")
 		}
 	})
@@ -126,7 +126,7 @@ func TestContentCache(t *testing.T) {
 		if c.size > 4000 {
 			t.Errorf("cache holds %d bytes, above its 4000", c.size)
 		}
-		if c.get("pinned:c@19") == nil || c.get("pinned:c@0") != nil {
+		if c.get([]byte("pinned:c@19")) == nil || c.get([]byte("pinned:c@0")) != nil {
 			t.Error("the least recently used entries should go first")
 		}
 	})

@@ -200,6 +200,12 @@ FROM functions WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`
 INSERT INTO facet_totals (facet, value, count)
 SELECT f, v, d FROM unnest($1::text[], $2::text[], $3::int[]) AS t (f, v, d)
 ON CONFLICT (facet, value) DO UPDATE SET count = facet_totals.count + EXCLUDED.count`
+	// the words of the refreshed functions' search column, for prefix expansion (search.go); in
+	// lexeme order, so that concurrent publishes lock the words' keys in the same order
+	sqlAddLexemes = `
+INSERT INTO search_lexemes
+SELECT DISTINCT l FROM functions, unnest(tsvector_to_array(search)) AS l WHERE id = ANY($1) ORDER BY l
+ON CONFLICT DO NOTHING`
 	sqlUpdateFunction = `
 UPDATE functions SET description = $2, tags = $3, runtimes = $4, versions = $5, catalogs = $6,
     name_words = $7, tag_words = $8, updated_at = now()
@@ -299,6 +305,7 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 	if len(facets) > 0 {
 		batch.Queue(sqlAddFacetTotals, facets, values, counts)
 	}
+	batch.Queue(sqlAddLexemes, ids)
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("refresh functions: %w", err)
 	}

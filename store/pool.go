@@ -41,6 +41,10 @@ type Options struct {
 	// SearchProbe is how many of a text's matches a filtered search reads once for all its counts
 	// (see countStatement); 0 means DefaultSearchProbe, and less than CountCap+1 means CountCap+1.
 	SearchProbe int
+	// SearchSample is the modulus of the rows an unfiltered text search samples first for its
+	// counts (ids divisible by it; see countStatement); 0 means DefaultSearchSample. Only the
+	// default has the partial indexes that make the sample cheap: other values are for tests.
+	SearchSample int
 }
 
 // Defaults of Options.
@@ -58,6 +62,9 @@ const (
 	// DefaultSearchProbe is four samples' worth of matches, so that a filter that one match in four
 	// passes (a runtime, a publisher, a tag that goes with the word) fills its sample from the probe.
 	DefaultSearchProbe = 4 * (CountCap + 1)
+	// DefaultSearchSample: one row in eight, the predicate of the partial indexes
+	// functions_search_sample and functions_kind_lower_sample (migrations/0010).
+	DefaultSearchSample = 8
 )
 
 func (o Options) withDefaults() Options {
@@ -77,6 +84,9 @@ func (o Options) withDefaults() Options {
 		o.SearchProbe = DefaultSearchProbe
 	}
 	o.SearchProbe = max(o.SearchProbe, CountCap+1)
+	if o.SearchSample <= 0 {
+		o.SearchSample = DefaultSearchSample
+	}
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -119,8 +120,17 @@ const CountCap = 500
 var ErrBadPageToken = errors.New("invalid page token")
 
 // text is what a search's words become: the tsquery in which each must match as a prefix, and the
-// spelling of an exact kind.
-type text struct{ tsquery, exact string }
+// spelling of an exact kind; once expanded (Store.expand), query is the tsquery the statements
+// match, as tsquery input.
+type text struct {
+	words          []string
+	tsquery, exact string
+	query          string
+	expanded       bool // query is set
+	// share is the planner's statistics' estimate of the share of functions query matches: the
+	// product of each word's share (its words' shares summed); 0 without statistics.
+	share float64
+}
 
 // searchWords are the words of a search text: its runs of letters and digits, lower case.
 func searchWords(s string) []string {
@@ -129,12 +139,147 @@ func searchWords(s string) []string {
 
 func searchText(s string) text {
 	words := searchWords(s)
-	exact := strings.Join(words, "")
+	prefixes := make([]string, len(words))
 	for i, w := range words {
-		words[i] = w + ":*"
+		prefixes[i] = w + ":*"
 	}
-	return text{tsquery: strings.Join(words, " & "), exact: exact}
+	return text{words: words, tsquery: strings.Join(prefixes, " & "), exact: strings.Join(words, "")}
 }
+
+// maxExpansion is how many words of the index one prefix may become; a prefix that covers more
+// ("s") stays a prefix match.
+const maxExpansion = 32
+
+// expand sets t.query for a text of two words or more: the words as PostgreSQL's english
+// configuration reads them as prefixes ("ensure" becomes the prefix "ensur"), each prefix replaced
+// by the words of the index that begin with it (search_lexemes), matched exactly, and t.share. The
+// results are the same; the cost is not: GIN reads a prefix by collecting every posting of every
+// word it covers into a bitmap, and it reads exact words through their posting lists, skipping
+// along the rarer one. A word the configuration drops (a stop word) is dropped, as to_tsquery drops
+// it. One word is left to to_tsquery: the planner's estimate of it is good, a broad word is read
+// in table order at no cost from its prefix, and the round trip would cost more than it saves.
+func (s *Store) expand(ctx context.Context, t *text) error {
+	if len(t.words) < 2 {
+		return nil
+	}
+	rows, err := s.pool.Query(ctx, sqlExpandWords, t.words, maxExpansion+1)
+	if err != nil {
+		return err
+	}
+	type word struct {
+		part     string
+		expanded bool
+		lexemes  []string
+	}
+	var words []word
+	for rows.Next() {
+		var (
+			query   string
+			stem    *string
+			lexemes []string
+		)
+		if err := rows.Scan(&query, &stem, &lexemes); err != nil {
+			rows.Close()
+			return err
+		}
+		if part, expanded := expandedWord(query, stem != nil, lexemes); part != "" {
+			words = append(words, word{part, expanded, lexemes})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	shares := s.lexemeShares(ctx)
+	parts := make([]string, len(words))
+	t.share = 1
+	for i, w := range words {
+		parts[i] = w.part
+		switch {
+		case shares == nil:
+			t.share = 0 // no statistics
+		case w.expanded:
+			share := 0.0 // words not among the most common count as rare
+			for _, l := range w.lexemes {
+				share += shares[l]
+			}
+			t.share *= min(share, 1)
+		} // a prefix left as it is: unknown, taken for broad
+	}
+	// stop words only: an empty tsquery, which matches nothing, as to_tsquery's
+	t.query, t.expanded = strings.Join(parts, " & "), true
+	return nil
+}
+
+// sqlExpandWords reads, for each word, to_tsquery's reading of it as a prefix, the prefix when that
+// reading is one prefix, and up to $2 words of the index that begin with it, in order.
+const sqlExpandWords = `
+SELECT q.query::text, p.stem, CASE WHEN p.stem IS NOT NULL THEN ARRAY(
+    SELECT l.lexeme FROM search_lexemes l
+    WHERE l.lexeme >= p.stem AND l.lexeme < p.stem || chr(1114111) AND starts_with(l.lexeme, p.stem)
+    ORDER BY l.lexeme LIMIT $2) END
+FROM unnest($1::text[]) WITH ORDINALITY AS w(word, i)
+CROSS JOIN LATERAL (SELECT to_tsquery('english', w.word || ':*') AS query) q
+CROSS JOIN LATERAL (SELECT substring(q.query::text FROM '^''([^''\\]+)'':\*$') COLLATE "C" AS stem) p
+ORDER BY w.i`
+
+// lexemeShares returns the share of functions each of the search column's most common words is in,
+// by the planner's statistics, read at most once a minute (they change with ANALYZE, and only
+// choose a plan); nil without statistics.
+func (s *Store) lexemeShares(ctx context.Context) map[string]float64 {
+	s.shares.mu.Lock()
+	defer s.shares.mu.Unlock()
+	if time.Since(s.shares.read) < time.Minute {
+		return s.shares.m
+	}
+	rows, err := s.pool.Query(ctx, sqlLexemeShares)
+	if err != nil {
+		return s.shares.m // keep the last; try again on the next search
+	}
+	m := map[string]float64{}
+	for rows.Next() {
+		var (
+			l string
+			f float64
+		)
+		if rows.Scan(&l, &f) == nil {
+			m[l] = f
+		}
+	}
+	if rows.Err() != nil {
+		return s.shares.m
+	}
+	if len(m) == 0 {
+		m = nil
+	}
+	s.shares.m, s.shares.read = m, time.Now()
+	return m
+}
+
+const sqlLexemeShares = `
+SELECT e, f::float8 FROM pg_stats, unnest(most_common_elems::text::text[], most_common_elem_freqs) AS x(e, f)
+WHERE schemaname = current_schema() AND tablename = 'functions' AND attname = 'search' AND e IS NOT NULL`
+
+// expandedWord is one word of an expanded query: query is to_tsquery's reading of the word as a
+// prefix ("" for a stop word), isPrefix whether that reading is one prefix, lexemes the words of
+// the index that begin with it (at most maxExpansion+1); expanded says whether it became those
+// words.
+func expandedWord(query string, isPrefix bool, lexemes []string) (part string, expanded bool) {
+	switch {
+	case query == "":
+		return "", false
+	case !isPrefix || len(lexemes) == 0 || len(lexemes) > maxExpansion:
+		// a word that matches nothing costs GIN nothing as a prefix either
+		return "(" + query + ")", false
+	}
+	quoted := make([]string, len(lexemes))
+	for i, l := range lexemes {
+		quoted[i] = "'" + tsqueryQuote.Replace(l) + "'"
+	}
+	return "(" + strings.Join(quoted, " | ") + ")", true
+}
+
+// tsqueryQuote escapes a lexeme inside the quotes of tsquery input.
+var tsqueryQuote = strings.NewReplacer(`\`, `\\`, `'`, `''`)
 
 // pageToken is the opaque continuation of a search: where the next page starts (a tier and an
 // offset in it), bound to the query it pages.
@@ -187,6 +332,9 @@ func (s *Store) SearchFunctions(ctx context.Context, q SearchQuery) (SearchResul
 	t := searchText(q.Text)
 	rank, offset, err := q.position(t)
 	if err != nil {
+		return SearchResult{}, fmt.Errorf("search functions: %w", err)
+	}
+	if err := s.expand(ctx, &t); err != nil {
 		return SearchResult{}, fmt.Errorf("search functions: %w", err)
 	}
 	// The page and the counts are independent: they run at once on two connections, so a search
@@ -251,7 +399,7 @@ func (s *Store) page(ctx context.Context, q SearchQuery, t text, rank, offset, l
 
 // count fills in the total and the facets.
 func (s *Store) count(ctx context.Context, q SearchQuery, t text, res *SearchResult) error {
-	sql, args := countStatement(q, t, s.searchProbe)
+	sql, args := countStatement(q, t, s.searchProbe, s.searchSample)
 	rows, err := s.pool.Query(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
 	if err != nil {
 		return err

@@ -42,11 +42,18 @@ func TestSearchSQLGolden(t *testing.T) {
 			q := f.q
 			q.Text = text
 			t := searchText(text)
+			if text != "" {
+				// as Store.expand reads "set names": "set" expanded, "name" left a prefix
+				set, _ := expandedWord("'set':*", true, []string{"set", "setup"})
+				name, _ := expandedWord("'name':*", true, nil)
+				t.query, t.expanded = set+" & "+name, true
+				t.share = 0.01
+			}
 			withText := "notext"
 			if text != "" {
 				withText = "text"
 			}
-			sql, args := countStatement(q, t, DefaultSearchProbe)
+			sql, args := countStatement(q, t, DefaultSearchProbe, DefaultSearchSample)
 			shapes = append(shapes, shape{fmt.Sprintf("count-%s-%s", withText, f.name), sql, args})
 			ranks := []int{0}
 			if text != "" {
@@ -59,6 +66,9 @@ func TestSearchSQLGolden(t *testing.T) {
 		}
 	}
 	seen := map[string]bool{}
+	// one word is not expanded (Store.expand), and sampled as before
+	sql, args := countStatement(SearchQuery{Text: "namespace"}, searchText("namespace"), DefaultSearchProbe, DefaultSearchSample)
+	shapes = append(shapes, shape{"count-text-nofilter-oneword", sql, args})
 	for _, s := range shapes {
 		if seen[s.name] {
 			t.Fatalf("two shapes named %s would share a golden file", s.name)
@@ -87,6 +97,39 @@ func TestSearchSQLGolden(t *testing.T) {
 			}
 			if diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(got, "\n")); diff != "" {
 				t.Errorf("%s (-golden +now; -update rewrites it):\n%s", path, diff)
+			}
+		})
+	}
+}
+
+// TestExpandedWord: how one word of a search becomes part of the tsquery.
+func TestExpandedWord(t *testing.T) {
+	t.Parallel()
+	many := make([]string, maxExpansion+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("s%02d", i)
+	}
+	tests := []struct {
+		name     string
+		query    string
+		isPrefix bool
+		lexemes  []string
+		want     string
+		expanded bool
+	}{
+		{"stop word", "", false, nil, "", false},
+		{"expanded", "'ensur':*", true, []string{"ensur", "ensurance"}, "('ensur' | 'ensurance')", true},
+		{"quoted", "'o':*", true, []string{`o's`, `o\k`}, `('o''s' | 'o\\k')`, true},
+		{"no word of the index", "'zz':*", true, nil, "('zz':*)", false},
+		{"too many", "'s':*", true, many, "('s':*)", false},
+		{"not one prefix", "'k':* & '8s':*", false, nil, "('k':* & '8s':*)", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, expanded := expandedWord(tt.query, tt.isPrefix, tt.lexemes)
+			if got != tt.want || expanded != tt.expanded {
+				t.Errorf("expandedWord = %q, %v; want %q, %v", got, expanded, tt.want, tt.expanded)
 			}
 		})
 	}

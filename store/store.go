@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,6 +54,12 @@ type Store struct {
 	writeTimeout string // statement_timeout of write transactions, in milliseconds
 	now          func() time.Time
 	searchProbe  int // Options.SearchProbe
+	searchSample int // Options.SearchSample
+	shares       struct {
+		mu   sync.Mutex
+		m    map[string]float64 // lexeme → share of functions, from the planner's statistics
+		read time.Time
+	}
 }
 
 // Open connects to the database at url with the default Options. The schema must be migrated
@@ -76,7 +83,7 @@ func OpenWith(ctx context.Context, url string, opts Options) (*Store, error) {
 	}
 	s := &Store{pool: &boundedPool{Pool: pool, acquireTimeout: opts.AcquireTimeout}, connConfig: cfg.ConnConfig, hosts: hosts,
 		writeTimeout: strconv.FormatInt(opts.WriteTimeout.Milliseconds(), 10), now: time.Now,
-		searchProbe: opts.SearchProbe}
+		searchProbe: opts.SearchProbe, searchSample: opts.SearchSample}
 	if err := pool.Ping(ctx); err != nil { // the first connection: bounded by the connect timeout
 		pool.Close()
 		return nil, fmt.Errorf("open store: %w", err)

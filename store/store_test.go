@@ -572,6 +572,10 @@ func TestSearchCountsStopAtTheCap(t *testing.T) {
 	url := storetest.NewDatabase(t)
 	s := openStoreAt(t, url)
 	mustToken(t, s, "example.com")
+	// without statistics, every unfiltered text search takes the sample's path (see below)
+	if err := execSQL(ctx, url, "ALTER TABLE functions SET (autovacuum_enabled = false)"); err != nil {
+		t.Fatal(err)
+	}
 	const catalogs = 3 // 600 functions
 	for c := range catalogs {
 		name := fmt.Sprintf("cap-%d", c)
@@ -645,29 +649,30 @@ func TestSearchCountsStopAtTheCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(small.Close)
-	for _, q := range []store.SearchQuery{
+	probed := []store.SearchQuery{
 		{Text: "every", Tags: []string{"security"}},
 		{Text: "every", Runtime: "exec"},
 		{Text: "every", Publisher: "example.com"},
 		{Text: "every", Tags: []string{"security"}, Runtime: "container"},
 		{Text: "set", Tags: []string{"networking"}},
 		{Text: "secrets", Tags: []string{"security"}, Publisher: "example.com"},
-	} {
-		want, err := s.SearchFunctions(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := small.SearchFunctions(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("%+v: the smallest probe changes the result (-default +smallest):\n%s", q, diff)
-		}
-		if q.Text == "every" && len(q.Tags) == 1 && q.Runtime == "" && (want.Total != 150 || want.TotalCapped) {
+	}
+	for _, want := range sameResults(t, s, small, "the smallest probe", probed) {
+		if q := want.q; q.Text == "every" && len(q.Tags) == 1 && q.Runtime == "" && (want.Total != 150 || want.TotalCapped) {
 			t.Errorf("%+v: total %d (capped %v), want 150", q, want.Total, want.TotalCapped)
 		}
 	}
+
+	// An unfiltered text search that the statistics do not take for broad samples one row in
+	// eight first, and all rows when that eighth holds too few matches, as it does here. Sampling
+	// every row (a modulus of 1) takes the first path where the default takes the second: the
+	// results must not differ.
+	every, err := store.OpenWith(ctx, url, store.Options{SearchSample: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(every.Close)
+	sameResults(t, s, every, "sampling every row", []store.SearchQuery{{Text: "every matching"}, {Text: "ensure secrets"}, {Text: "polic"}, {Text: "set lab"}})
 
 	// kept totals are exact beyond the cap
 	res, err := s.SearchFunctions(ctx, store.SearchQuery{})
@@ -718,4 +723,85 @@ func TestAuditCarriesActorAndOutcome(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit entries (-want +got):\n%s", diff)
 	}
+}
+
+// TestSearchPrefixExpansion: a search of several words matches each as a prefix whether the word
+// becomes the index's words that begin with it (few) or stays a prefix (more than 32): the same
+// functions either way; a stop word is dropped as to_tsquery drops it (stop words alone match
+// nothing), and a word of the index with quotes or backslashes does not break the query.
+func TestSearchPrefixExpansion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := storetest.NewDatabase(t)
+	s := openStoreAt(t, url)
+	mustToken(t, s, "example.com")
+	if _, _, err := publish(t, s, "example.com", "zq", "1.0.0", catalogtest.Catalog(catalogtest.Options{Name: "zq", Functions: 3, Group: "zqx07.example.com"})); err != nil {
+		t.Fatal(err)
+	}
+	// words no function has any longer stay in search_lexemes; 40 of them make "zqx" too broad to
+	// expand, and "zqx0" expands to ten words, two of them with quoting
+	if err := execSQL(ctx, url, `INSERT INTO search_lexemes SELECT 'zqx' || lpad(i::text, 2, '0') FROM generate_series(10, 49) AS i;
+INSERT INTO search_lexemes VALUES ('zqx0''s'), ('zqx0\a');`); err != nil {
+		t.Fatal(err)
+	}
+	// one word is left a prefix; two or more are expanded
+	for _, text := range []string{"zqx0", "zqx07 example", "zqx0 exam", "zqx com", "zq example", "the zqx0 com", "ZQX07-EXAMPLE"} {
+		t.Run(text, func(t *testing.T) {
+			res, err := s.SearchFunctions(ctx, store.SearchQuery{Text: text})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Total != 3 || len(res.Functions) != 3 {
+				t.Errorf("total %d, %d functions; want the 3 of group zqx07.example.com", res.Total, len(res.Functions))
+			}
+		})
+	}
+	for _, text := range []string{"zqx1 example", "the a"} {
+		res, err := s.SearchFunctions(ctx, store.SearchQuery{Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != 0 {
+			t.Errorf("%s: total %d, want 0", text, res.Total)
+		}
+	}
+}
+
+// execSQL runs statements on the database at url.
+func execSQL(ctx context.Context, url, sql string) error {
+	db, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer db.Close(ctx)
+	_, err = db.Exec(ctx, sql)
+	return err
+}
+
+type queryResult struct {
+	q store.SearchQuery
+	store.SearchResult
+}
+
+// sameResults runs each query on want and on got, which differ by what changes, and reports where
+// their results differ; it returns want's results.
+func sameResults(t *testing.T, want, got *store.Store, change string, qs []store.SearchQuery) []queryResult {
+	t.Helper()
+	ctx := context.Background()
+	var results []queryResult
+	for _, q := range qs {
+		w, err := want.SearchFunctions(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := got.SearchFunctions(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("%+v: %s changes the result (-before +after):\n%s", q, change, diff)
+		}
+		results = append(results, queryResult{q, w})
+	}
+	return results
 }

@@ -9,9 +9,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -36,10 +36,25 @@ func (ids *RequestIDs) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(RequestIDHeader)
 		if id == "" {
-			id = fmt.Sprintf("%s-%06d", ids.processPrefix(), ids.n.Add(1))
+			id = ids.next()
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
 	})
+}
+
+// next is a new ID: the process's prefix, "-" and the counter, at least six digits. Built without
+// fmt: it runs on every request.
+func (ids *RequestIDs) next() string {
+	prefix := ids.processPrefix()
+	var buf [128]byte
+	b := append(buf[:0], prefix...)
+	b = append(b, '-')
+	var digits [20]byte
+	d := strconv.AppendUint(digits[:0], ids.n.Add(1), 10)
+	for range 6 - len(d) {
+		b = append(b, '0')
+	}
+	return string(append(b, d...))
 }
 
 // processPrefix is host/random: IDs from two replicas, or two runs of one, do not collide.

@@ -45,6 +45,10 @@ func TestRequestIDs(t *testing.T) {
 	if got := RequestID(context.Background()); got != "" {
 		t.Errorf("RequestID outside the middleware = %q, want empty", got)
 	}
+	ids.n.Store(1_234_566) // past six digits, the counter grows
+	if got, want := ids.next(), ids.processPrefix()+"-1234567"; got != want {
+		t.Errorf("next = %q, want %q", got, want)
+	}
 }
 
 func TestHeadAsGet(t *testing.T) {

@@ -1,5 +1,5 @@
 SELECT f.fn_group, f.kind, f.publisher, f.description, f.tags, f.runtimes, f.versions, f.catalogs, 1::real AS rank
-FROM functions f WHERE cardinality(f.versions) > 0 AND f.tags @> $1::text[] AND f.search @@ to_tsquery('english', $2) AND NOT f.text_search @@ to_tsquery('english', $2) AND NOT (f.name_search @@ to_tsquery('english', $2) OR lower(f.kind) LIKE $3)
+FROM functions f WHERE cardinality(f.versions) > 0 AND f.tags @> $1::text[] AND f.search @@ $2::tsquery AND NOT f.text_search @@ $2::tsquery AND NOT (f.name_search @@ $2::tsquery OR lower(f.kind) LIKE $3)
 ORDER BY f.fn_group, f.kind
 LIMIT $4 OFFSET $5
--- args: [["networking"],"set:* \u0026 names:*","setnames%",21,40]
+-- args: [["networking"],"('set' | 'setup') \u0026 ('name':*)","setnames%",21,40]

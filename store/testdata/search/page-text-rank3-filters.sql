@@ -1,5 +1,5 @@
 SELECT f.fn_group, f.kind, f.publisher, f.description, f.tags, f.runtimes, f.versions, f.catalogs, 3::real AS rank
-FROM functions f WHERE cardinality(f.versions) > 0 AND f.tags @> $1::text[] AND f.publisher = $2 AND $3::text = ANY(f.runtimes) AND (f.name_search @@ to_tsquery('english', $4) OR lower(f.kind) LIKE $5) AND lower(f.kind) <> $6
+FROM functions f WHERE cardinality(f.versions) > 0 AND f.tags @> $1::text[] AND f.publisher = $2 AND $3::text = ANY(f.runtimes) AND (f.name_search @@ $4::tsquery OR lower(f.kind) LIKE $5) AND lower(f.kind) <> $6
 ORDER BY f.fn_group, f.kind
 LIMIT $7 OFFSET $8
--- args: [["networking","security"],"acme","exec","set:* \u0026 names:*","setnames%","setnames",21,40]
+-- args: [["networking","security"],"acme","exec","('set' | 'setup') \u0026 ('name':*)","setnames%","setnames",21,40]
