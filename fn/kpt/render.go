@@ -147,10 +147,9 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		}
 		items = append(items, kfItems...)
 	}
-	res := &Result{Package: pkg, Packages: len(all)}
-	for _, it := range items {
-		res.Input = append(res.Input, it.Copy())
-	}
+	// nothing changes the items before the steps run, which is when Input becomes copies: a
+	// render that fails before, or is not run at all, does not pay for them
+	res := &Result{Package: pkg, Packages: len(all), Input: items}
 	// as kpt, a YAML file that is not a KRM resource (kustomize's kustomization.yaml aside) fails the
 	// render unless .krmignore names it
 	for _, f := range pkg.Skipped {
@@ -199,6 +198,10 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 	if res.memo != nil && o.memoLookup && !o.Force && res.memo.remembered() == pkg.Digest(nil) {
 		res.Unchanged = true
 		return res, nil
+	}
+	res.Input = make([]*yaml.RNode, len(items))
+	for i, it := range items {
+		res.Input[i] = it.Copy()
 	}
 	res.save = isTrue(root.kf.Annotations[SaveOnRenderFailureAnnotation])
 	render := hydrate
