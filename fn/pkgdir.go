@@ -2,6 +2,8 @@ package fn
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -430,3 +432,36 @@ const LocalConfigAnnotation = "config.kubernetes.io/local-config"
 // function config file inside a package is left out of the package's resources only when every
 // document in it is local config (kpt semantics): otherwise it is a resource like any other.
 func IsLocalConfig(n *yaml.RNode) bool { return annotation(n, LocalConfigAnnotation) == "true" }
+
+// Digest is the sha256 of the package as a render reads it once changes (from Plan) are applied:
+// every file read, by path and content, and the names of the files left out as not Kubernetes
+// resources. Files the reader does not read (hidden, other extensions, excluded) do not count.
+// Digest(nil) is the package as it was read.
+func (p *Package) Digest(changes []FileChange) string {
+	files := make(map[string][]byte, len(p.files)+len(changes))
+	for rel, f := range p.files {
+		files[rel] = f.data
+	}
+	for _, c := range changes {
+		if c.Delete {
+			delete(files, c.Path)
+		} else {
+			files[c.Path] = c.Data
+		}
+	}
+	paths := make([]string, 0, len(files))
+	for rel := range files {
+		paths = append(paths, rel)
+	}
+	sort.Strings(paths)
+	h := sha256.New()
+	for _, rel := range paths {
+		// length-prefixed, so that no two packages hash alike by moving bytes between files
+		fmt.Fprintf(h, "file %d:%s %d\n", len(rel), rel, len(files[rel]))
+		h.Write(files[rel])
+	}
+	for _, rel := range p.Skipped {
+		fmt.Fprintf(h, "skipped %d:%s\n", len(rel), rel)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}

@@ -2,6 +2,7 @@ package fn
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -344,5 +345,89 @@ func TestWritePackageCRLF(t *testing.T) {
 				t.Errorf("list.yaml (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// Digest(changes) is the digest of the package as read after the changes are written; any
+// difference a render reads changes it, what the reader leaves alone does not.
+func TestPackageDigest(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{
+		"a.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # first\n",
+		"sub/b.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+		"kustomization.yaml": "resources: [a.yaml]\n",
+		"README.md":          "notes\n",
+	}
+	digest := func(t *testing.T, files map[string]string) string {
+		t.Helper()
+		dir := t.TempDir()
+		writeTree(t, dir, files)
+		pkg, _, err := ReadPackage(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pkg.Digest(nil)
+	}
+	want := digest(t, base)
+	for _, tc := range []struct {
+		name string
+		edit func(map[string]string)
+		same bool
+	}{
+		{"nothing", func(map[string]string) {}, true},
+		{"a file no render reads", func(f map[string]string) { f["README.md"] = "other\n"; f[".hidden.yaml"] = "x: 1\n" }, true},
+		{"CRLF line endings", func(f map[string]string) { f["sub/b.yaml"] = strings.ReplaceAll(f["sub/b.yaml"], "\n", "\r\n") }, true},
+		{"a comment", func(f map[string]string) { f["a.yaml"] = strings.Replace(f["a.yaml"], "first", "1st", 1) }, false},
+		{"a file moved", func(f map[string]string) { f["sub/c.yaml"] = f["sub/b.yaml"]; delete(f, "sub/b.yaml") }, false},
+		{"bytes moved between files", func(f map[string]string) {
+			f["a.yaml"] += "---\n" + f["sub/b.yaml"]
+			f["sub/b.yaml"] = ""
+		}, false},
+		{"a non-resource file", func(f map[string]string) { f["notes.yaml"] = "x: 1\n" }, false},
+	} {
+		files := maps.Clone(base)
+		tc.edit(files)
+		if got := digest(t, files); (got == want) != tc.same {
+			t.Errorf("%s: digest unchanged %v, want %v", tc.name, got == want, tc.same)
+		}
+	}
+
+	// what Plan would write: the digest of the package read again after Apply
+	dir := t.TempDir()
+	writeTree(t, dir, base)
+	pkg, items, err := ReadPackage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := items[0].SetLabels(map[string]string{"x": "y"}); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := pkg.Plan(items[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	predicted := pkg.Digest(changes)
+	if err := pkg.Apply(changes); err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := ReadPackage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if predicted == want || again.Digest(nil) != predicted {
+		t.Errorf("after the write: predicted %s (before %s), read %s", predicted, want, again.Digest(nil))
+	}
+}
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for rel, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

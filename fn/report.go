@@ -22,6 +22,9 @@ type Report struct {
 	Changes []FileChange
 	// Output is what goes to standard output: the resources, or a dry run's list.
 	Output []byte
+	// Memo says why a run ran nothing: its input is what an earlier run with the same functions
+	// wrote (docs/skip.md).
+	Memo string
 	// Summary closes a successful run for people; SummaryToStdout prints it on standard output
 	// (where kpt prints it, for scripts that read it) rather than standard error.
 	Summary         string

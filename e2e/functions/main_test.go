@@ -42,7 +42,7 @@ func (o output) String() string {
 	return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
 }
 
-func (r run) exec(t *testing.T, bin string, args ...string) output {
+func (r run) exec(t testing.TB, bin string, args ...string) output {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -64,7 +64,7 @@ func (r run) exec(t *testing.T, bin string, args ...string) output {
 	return output{stdout.String(), stderr.String(), code}
 }
 
-func (r run) krm(t *testing.T, args ...string) output {
+func (r run) krm(t testing.TB, args ...string) output {
 	t.Helper()
 	return r.exec(t, bins.KrmCatalog, args...)
 }

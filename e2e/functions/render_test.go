@@ -3,10 +3,13 @@ package functions
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/krm-catalog/krm-catalog/fn/kpt"
 )
 
 // A kpt package whose Kptfile steps name their functions by kind only (configPath, no image):
@@ -157,5 +160,135 @@ func TestRenderRunsAnImageStepAsTheCatalogsExecRuntime(t *testing.T) {
 	}
 	if n := pub.hits.Total(); n != 1 {
 		t.Errorf("%d downloads, want 1 (set-namespace)", n)
+	}
+}
+
+// memoPackage is a package whose three catalog steps (all idempotent, pinned executables)
+// rewrite one field: the second namespace step undoes the first, so no step's input is ever its
+// own last output and the per-step skip never fires. The subpackage has a step of its own.
+func memoPackage(t *testing.T) string {
+	t.Helper()
+	pkg := renderPackage(t)
+	writeFile(t, pkg, "Kptfile", `apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: shop
+  annotations:
+    config.kubernetes.io/local-config: "true"
+pipeline:
+  mutators:
+    - configPath: staging.yaml
+    - configPath: set-labels.yaml
+    - configPath: set-namespace.yaml
+  validators:
+    - configPath: require-limits.yaml
+`)
+	writeFile(t, pkg, "staging.yaml", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nmetadata:\n  name: staging\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nnamespace: staging\n")
+	return pkg
+}
+
+// A re-render of a package that is what the last render wrote runs nothing and says so; the
+// package is then byte for byte what a forced re-render (--no-skip) writes. Anything a render's
+// output depends on makes it render again.
+func TestRenderUnchangedPackageIsANoOp(t *testing.T) {
+	t.Parallel()
+	pub := publish(t, nil)
+	pkg := memoPackage(t)
+	base := append([]string{"fn", "render", pkg}, flags(t, pub.catalog)...)
+	render := func(env []string, extra ...string) (output, bool) {
+		t.Helper()
+		out := run{env: append(slices.Clone(pub.env), env...)}.krm(t, append(slices.Clone(base), extra...)...)
+		if out.code != 0 {
+			t.Fatal(out)
+		}
+		memo := strings.Contains(out.stderr, kpt.MemoMessage)
+		if ran := !strings.Contains(out.stdout, "Successfully executed 0 function(s)"); ran == memo {
+			t.Fatalf("a render that ran steps %v and said it ran nothing %v:\n%s", ran, memo, out)
+		}
+		return out, memo
+	}
+	if _, memo := render(nil); memo {
+		t.Fatal("the first render ran nothing")
+	}
+	first := snapshot(t, pkg)
+	out, memo := render(nil)
+	if !memo {
+		t.Fatalf("the re-render of the unchanged package ran:\n%s", out)
+	}
+	if !strings.Contains(out.stdout, "Successfully executed 0 function(s) in 2 package(s)") {
+		t.Errorf("stdout: %s", out.stdout)
+	}
+	memoised := snapshot(t, pkg)
+	if _, memo := render(nil, "--no-skip"); memo {
+		t.Fatal("--no-skip ran nothing")
+	}
+	forced := snapshot(t, pkg)
+	if d := cmp.Diff(forced, memoised); d != "" {
+		t.Errorf("the memoised render left the package otherwise than a forced one writes it (-forced +memoised):\n%s", d)
+	}
+	if d := cmp.Diff(first, forced); d != "" {
+		t.Errorf("the forced re-render changed the package (-first +forced):\n%s", d)
+	}
+	// the forced render is remembered too
+	if _, memo := render(nil); !memo {
+		t.Error("the render after --no-skip ran")
+	}
+
+	edit := func(name, old, new string) func() {
+		return func() {
+			p := filepath.Join(pkg, name)
+			writeFile(t, pkg, name, strings.Replace(readFile(t, p), old, new, 1))
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func()
+		env   []string
+		extra []string
+		memo  bool
+	}{
+		{name: "nothing", memo: true},
+		{name: "a resource's comment", edit: edit("deployment.yaml", "# Deployment of the web tier", "# the web tier")},
+		{name: "a function config", edit: edit("set-labels.yaml", "team: blue", "team: green")},
+		{name: "a subpackage's resource", edit: edit("db/service.yaml", "port: 80", "port: 81")},
+		{name: "the pipeline", edit: edit("Kptfile", "    - configPath: staging.yaml\n", "")},
+		{name: "a new resource file", edit: func() { writeFile(t, pkg, "extra.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n") }},
+		{name: "the attribution variable", env: []string{kpt.DisableAttributionEnv + "=1"}},
+		{name: "an environment variable for the functions", extra: []string{"--env", "EXTRA=1"}},
+		{name: "the locale of exec functions", env: []string{"LC_MESSAGES=C"}},
+		{name: "the wire", extra: []string{"--yaml-wire"}},
+		{name: "a results file", extra: []string{"--results-dir", t.TempDir()}},
+		{name: "the render", extra: []string{"--no-skip"}},
+	} {
+		render(nil) // whatever the case before changed is rendered and remembered
+		if tc.edit != nil {
+			tc.edit()
+		}
+		if _, memo := render(tc.env, tc.extra...); memo != tc.memo {
+			t.Errorf("%s changed: the render ran nothing %v, want %v", tc.name, memo, tc.memo)
+		}
+	}
+	// printing the result reads the package; it never skips
+	render(nil)
+	out = run{env: pub.env}.krm(t, append(slices.Clone(base), "--output", "stdout")...)
+	if out.code != 0 || strings.Contains(out.stderr, kpt.MemoMessage) || !strings.Contains(out.stdout, "kind: ResourceList") {
+		t.Errorf("--output stdout of an unchanged package:\n%s", out)
+	}
+}
+
+// A step that does not promise idempotence (here an inline starlark script, which no catalog
+// pins) keeps every render a real one.
+func TestRenderWithAnUnpinnedStepIsNeverSkipped(t *testing.T) {
+	t.Parallel()
+	pub := publish(t, nil)
+	pkg := memoPackage(t)
+	writeFile(t, pkg, "Kptfile", strings.Replace(readFile(t, filepath.Join(pkg, "Kptfile")), "  validators:", "    - image: registry.example.com/kpt-fn/starlark:v0.5\n      configPath: script.yaml\n  validators:", 1))
+	writeFile(t, pkg, "script.yaml", "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: s\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nsource: |\n  pass\n")
+	args := append([]string{"fn", "render", pkg}, flags(t, pub.catalog)...)
+	for i := range 2 {
+		out := run{env: pub.env}.krm(t, args...)
+		if out.code != 0 || strings.Contains(out.stderr, kpt.MemoMessage) {
+			t.Fatalf("render %d:\n%s", i+1, out)
+		}
 	}
 }

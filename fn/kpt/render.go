@@ -30,6 +30,16 @@ type Options struct {
 	Tags TagLister
 	// Getenv reads the environment (DisableAttributionEnv); nil is os.Getenv.
 	Getenv func(string) string
+	// MemoDir keeps, per package and pipeline, the digest of what the last render wrote
+	// (memo.go); "" remembers nothing.
+	MemoDir string
+	// Force renders a package even when it is what the last render wrote (--no-skip); the render
+	// is still remembered.
+	Force bool
+
+	// memoLookup lets Render skip an unchanged package: Run sets it where the result is written
+	// back and no results file is asked for.
+	memoLookup bool
 }
 
 // Result is a rendered package, not yet written.
@@ -51,8 +61,12 @@ type Result struct {
 	// Saved says that the render failed and Items are what it rendered until then, to be written
 	// as the root Kptfile's kpt.dev/save-on-render-failure annotation asks.
 	Saved bool
+	// Unchanged says that the package is what the last render of the same pipeline wrote and every
+	// step is idempotent: nothing ran, nothing is to be written (docs/skip.md).
+	Unchanged bool
 
 	save bool
+	memo *memo // nil when the render is not one to remember
 }
 
 // SaveOnRenderFailureAnnotation on the root Kptfile asks render to write what it rendered until
@@ -133,10 +147,9 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		}
 		items = append(items, kfItems...)
 	}
-	res := &Result{Package: pkg, Packages: len(all)}
-	for _, it := range items {
-		res.Input = append(res.Input, it.Copy())
-	}
+	// nothing changes the items before the steps run, which is when Input becomes copies: a
+	// render that fails before, or is not run at all, does not pay for them
+	res := &Result{Package: pkg, Packages: len(all), Input: items}
 	// as kpt, a YAML file that is not a KRM resource (kustomize's kustomization.yaml aside) fails the
 	// render unless .krmignore names it
 	for _, f := range pkg.Skipped {
@@ -167,7 +180,8 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		}
 		return res, err
 	}
-	if invalid, err := prepare(ctx, o, all, items, res); err != nil {
+	pins, invalid, err := prepare(ctx, o, all, items, res)
+	if err != nil {
 		var static *staticError
 		if errors.As(err, &static) {
 			// as kpt, a Kptfile that fails its checks gets no status
@@ -175,6 +189,19 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		}
 		res.Runs = invalid
 		return res, err
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	res.memo = newMemo(o.MemoDir, dir, pins, getenv(DisableAttributionEnv) == "")
+	if res.memo != nil && o.memoLookup && !o.Force && res.memo.remembered() == pkg.Digest(nil) {
+		res.Unchanged = true
+		return res, nil
+	}
+	res.Input = make([]*yaml.RNode, len(items))
+	for i, it := range items {
+		res.Input[i] = it.Copy()
 	}
 	res.save = isTrue(root.kf.Annotations[SaveOnRenderFailureAnnotation])
 	render := hydrate
@@ -312,8 +339,9 @@ func setItemPath(n *yaml.RNode, p string) error {
 }
 
 // prepare readies the steps of every package: all are resolved and their configs checked before
-// anything is fetched, and nothing runs unless every step is ready.
-func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, res *Result) ([]fn.FunctionResults, error) {
+// anything is fetched, and nothing runs unless every step is ready. It returns the steps' pins
+// (runner.Checked.Pin), in render order.
+func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, res *Result) ([]string, []fn.FunctionResults, error) {
 	type ref struct {
 		n         *node
 		f         Function
@@ -410,16 +438,18 @@ func prepare(ctx context.Context, o Options, all []*node, items []*yaml.RNode, r
 		return s, nil
 	})
 	if err != nil {
-		return invalid, err
+		return nil, invalid, err
 	}
+	pins := make([]string, len(refs))
 	for i, r := range refs {
 		if r.validator {
 			r.n.validators = append(r.n.validators, steps[i])
 		} else {
 			r.n.mutators = append(r.n.mutators, steps[i])
 		}
+		pins[i] = r.checked.Pin()
 	}
-	return nil, nil
+	return pins, nil, nil
 }
 
 func (n *node) kptfilePath() string {

@@ -35,7 +35,9 @@ type Request struct {
 // write rule is in them. The report is never nil; its Err is the error returned.
 func Run(ctx context.Context, req Request) (*fn.Report, error) {
 	rep := &fn.Report{}
-	res, err := Render(ctx, req.Dir, req.Options)
+	opts := req.Options
+	opts.memoLookup = req.Output == "" && !req.DryRun && req.ResultsDir == ""
+	res, err := Render(ctx, req.Dir, opts)
 	if err != nil {
 		if res != nil {
 			failed(rep, req, res, err)
@@ -43,6 +45,10 @@ func Run(ctx context.Context, req Request) (*fn.Report, error) {
 			rep.Fail(err, false)
 		}
 		return rep, rep.Err
+	}
+	if res.Unchanged {
+		rep.Skipped, rep.Memo, rep.Summary, rep.SummaryToStdout = res.Package.Skipped, MemoMessage, summary(res), true
+		return rep, nil
 	}
 	if req.Output != "" {
 		output(rep, req, res)
@@ -83,6 +89,12 @@ func Run(ctx context.Context, req Request) (*fn.Report, error) {
 	}
 	if err := out.Apply(); err != nil {
 		return rep.Fail(err, false), err
+	}
+	if res.memo != nil {
+		// remembering is an optimisation: a cache that cannot be written costs the next render time
+		if err := res.memo.remember(res.Package.Digest(out.Changes)); err != nil {
+			rep.Warnings = append(rep.Warnings, err)
+		}
 	}
 	// kpt's summary goes to standard output, as kpt prints it, for scripts that read it
 	rep.Changes, rep.SummaryToStdout = out.Changes, true

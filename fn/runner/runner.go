@@ -187,7 +187,15 @@ type Checked struct {
 	Name string
 	cfg  *yaml.RNode
 	res  *resolver.Resolution
+	pin  string // set by Build: see Pin
 }
+
+// Pin names what a built step runs when its output can depend on nothing but its input and
+// config, and its definition says it is idempotent: the function, its catalog definition, the
+// runtime and its digest, the wire and the environment it is given (renderPin in skip.go). It is
+// "" before Build, and for a step that is not such a function: an explicit runtime, a runtime
+// without a digest, a container granted the network or a mount.
+func (c *Checked) Pin() string { return c.pin }
 
 // Check resolves a config and validates it against the function's schema. When it violates the
 // schema the results say how and the error wraps ErrInvalidConfig; the Checked is returned either
@@ -245,6 +253,10 @@ func (r *Runner) Build(ctx context.Context, c *Checked, baseDir string) (fn.Step
 	if !r.o.NoSkip && c.res.Explicit == nil {
 		runtimeKind, _, _ := strings.Cut(kind, ",")
 		f = openSkipStore(cachedir.At(r.o.CacheDir).Skip()).hook(f, c.res.Version, runtimeKind, withoutRuntimeField(c.cfg))
+	}
+	if c.res.Explicit == nil {
+		runtimeKind, _, _ := strings.Cut(kind, ",")
+		c.pin = r.renderPin(c.res, runtimeKind)
 	}
 	return fn.Step{Name: c.Name + " (" + kind + ")", Function: f, Config: withoutRuntimeField(c.cfg)}, nil
 }

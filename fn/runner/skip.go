@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -30,6 +31,8 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/fn"
+	"github.com/krm-catalog/krm-catalog/fn/runtime/exec"
+	"github.com/krm-catalog/krm-catalog/resolver"
 )
 
 // SkippedMessage is the info result a skipped step reports.
@@ -308,4 +311,35 @@ func (s *skipStore) hook(f fn.Function, v catalog.Version, kind string, config *
 		return f
 	}
 	return s.wrap(f, key)
+}
+
+// renderPin is Checked.Pin for a catalog function run with runtime kind: "" unless the version
+// says idempotent: true, its runtime is pinned by digest, and it is not granted what lies outside
+// its input (the network, a storage mount).
+func (r *Runner) renderPin(res *resolver.Resolution, kind string) string {
+	v := res.Version
+	if v.Idempotent == nil || !*v.Idempotent {
+		return ""
+	}
+	digest := runtimeDigest(v, kind, runtime.GOOS, runtime.GOARCH)
+	if digest == "" {
+		return ""
+	}
+	if c := v.Runtime.Container; kind == "container" && c != nil && (c.RequireNetwork && r.o.AllowNetwork || c.RequireStorageMount && len(r.o.Mounts) > 0) {
+		return ""
+	}
+	def, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	env := r.o.Env
+	if kind == "exec" {
+		// the locale changes a function's messages, which the render status records
+		env = append(exec.Inherited(), env...)
+	}
+	h := sha256.New()
+	for _, part := range []string{res.Function.Group, res.Function.Kind, kind, digest, string(def), r.wire(res).String(), strings.Join(env, "\x00")} {
+		fmt.Fprintf(h, "%d:%s;", len(part), part)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -42,3 +42,6 @@ func (l Layout) Exec() string { return filepath.Join(l.Root, "exec") }
 
 // Skip holds the outputs of idempotent steps (fn/runner/skip.go).
 func (l Layout) Skip() string { return filepath.Join(l.Root, "skip") }
+
+// Render holds, per package and pipeline, the digest of what its last render wrote (fn/kpt/memo.go).
+func (l Layout) Render() string { return filepath.Join(l.Root, "render") }

@@ -65,7 +65,7 @@ func fnRender(ctx context.Context, cmd *cobra.Command, o *fnOptions, dir, result
 	defer r.Close()
 	rep, _ := kpt.Run(ctx, kpt.Request{
 		Dir:        dir,
-		Options:    kpt.Options{Runner: r, Tags: &ociAdapter{opts: o}},
+		Options:    kpt.Options{Runner: r, Tags: &ociAdapter{opts: o}, MemoDir: o.cache().Render(), Force: o.noSkip},
 		ResultsDir: resultsDir,
 		Output:     output,
 		DryRun:     dryRun,

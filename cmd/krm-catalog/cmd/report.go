@@ -39,6 +39,9 @@ func printReport(stdout, stderr io.Writer, rep *fn.Report) error {
 	for _, w := range rep.Warnings {
 		fmt.Fprintf(stderr, "krm-catalog: %v\n", w)
 	}
+	if rep.Memo != "" {
+		fmt.Fprintln(stderr, "krm-catalog:", rep.Memo)
+	}
 	for _, c := range rep.Changes {
 		verb := "wrote"
 		if c.Delete {

@@ -88,6 +88,13 @@ var inherited = []string{"PATH", "LANG", "LANGUAGE", "TZ"}
 // (AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN, KRM_CATALOG_TOKEN...), nor the variable that would start a
 // function in server mode (a v1 call must not turn into a server).
 func (h Home) Environ(extra []string) []string {
+	env := Inherited()
+	env = append(env, "HOME="+filepath.Join(h.dir, "home"), "TMPDIR="+filepath.Join(h.dir, "tmp"))
+	return append(env, extra...)
+}
+
+// Inherited are the variables of this process that an exec function gets (Environ).
+func Inherited() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -95,6 +102,5 @@ func (h Home) Environ(extra []string) []string {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "HOME="+filepath.Join(h.dir, "home"), "TMPDIR="+filepath.Join(h.dir, "tmp"))
-	return append(env, extra...)
+	return env
 }
