@@ -45,7 +45,7 @@ func TestBackupRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCLI(t, "publisher", "add-key", "--server", url, "--token", tok, "--publisher", "example.com", "--key", priv)
-	mustCLI(t, "publish", "--server", url, "--token", tok, "--version", "1.0.0", "../examples/catalog.yaml")
+	mustCLI(t, "publish", "--server", url, "--token", tok, "--version", "1.0.0", "../catalog/testdata/reference/catalog.yaml")
 	shared := catalogtest.Catalog(catalogtest.Options{Name: "shared", Functions: 2, Group: "fn.shared.io"})
 	if r := do(t, http.MethodPut, url+"/api/v1/catalogs/shared/versions/1.0.0", tok, shared); r.status != http.StatusCreated {
 		t.Fatalf("publish shared: %d %s", r.status, r.body)
@@ -92,7 +92,7 @@ func TestBackupRestore(t *testing.T) {
 	if r.status != http.StatusOK || catalogYAML.status != http.StatusOK || !bytes.Equal(r.body, catalogYAML.body) || !bytes.Equal(r.body, exampleCatalog(t)) {
 		t.Errorf("catalog.yaml after the restore: %d, the same bytes: %v", r.status, bytes.Equal(r.body, catalogYAML.body))
 	}
-	mustCLI(t, "publish", "--server", urlB, "--token", tok, "--version", "2.0.0", "../examples/catalog.yaml")
+	mustCLI(t, "publish", "--server", urlB, "--token", tok, "--version", "2.0.0", "../catalog/testdata/reference/catalog.yaml")
 
 	mustCLI(t, "restore", "--data-dir", dirC, busyDump)
 	urlC, _ := startServe(t, dirC)
