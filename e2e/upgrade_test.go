@@ -117,6 +117,8 @@ func buildPreviousRelease(t *testing.T) string {
 		t.Fatalf("tar: %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "krm-catalog-previous")
+	// a whole build: not beside the timing-bound tests of other packages
+	testenv.Exclusive(t)
 	build := exec.Command("go", "build", "-o", bin, "./cmd/krm-catalog")
 	build.Dir = src
 	build.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local")

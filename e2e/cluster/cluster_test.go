@@ -172,6 +172,8 @@ func (s *statuses) String() string {
 // the time): a rolling restart under read load, a replica cut off from the database, a replica's
 // host dying mid-publish, and last, the primary's host cut off.
 func TestCluster(t *testing.T) {
+	// its limits are wall-clock times: not beside another package's whole-binary build
+	testenv.Exclusive(t)
 	d := setUp(t)
 	doc := catalogtest.Catalog(catalogtest.Options{Name: "steady", Functions: 5})
 	if a := d.publish(d.replicas[0], "steady", "1.0.0", doc); a.status != http.StatusCreated {
