@@ -19,7 +19,8 @@ func TestYAMLErrorPosition(t *testing.T) {
 	good := writeTestFile(t, dir, "good.yaml", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nmetadata: {name: ns}\nnamespace: x\n", 0o644)
 	pkg := filepath.Join(dir, "pkg")
 	kust := filepath.Join(dir, "kust")
-	for _, d := range []string{pkg, kust} {
+	multi := filepath.Join(dir, "multi")
+	for _, d := range []string{pkg, kust, multi} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -27,6 +28,9 @@ func TestYAMLErrorPosition(t *testing.T) {
 	writeTestFile(t, pkg, "cm.yaml", bad, 0o644)
 	writeTestFile(t, kust, "kustomization.yaml", "resources:\n- cm.yaml\n", 0o644)
 	writeTestFile(t, kust, "cm.yaml", bad, 0o644)
+	// the bad document second in its file: the line counts from the file's start (5 lines more)
+	writeTestFile(t, multi, "kustomization.yaml", "resources:\n- cm.yaml\n", 0o644)
+	writeTestFile(t, multi, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: first\n---\n"+bad, 0o644)
 	doc := writeTestFile(t, dir, "doc.yaml", bad, 0o644)
 	tests := []struct {
 		name  string
@@ -39,6 +43,7 @@ func TestYAMLErrorPosition(t *testing.T) {
 		{"fn run DIR", "", []string{"fn", "run", pkg, "--fn-config", good, "--catalog", cat, "--trusted-catalog", cat}, "line 6, column 12"},
 		{"fn run -", bad, []string{"fn", "run", "-", "--fn-config", good, "--catalog", cat, "--trusted-catalog", cat}, "line 6, column 12"},
 		{"build", "", []string{"build", kust}, "line 6, column 12"},
+		{"build, second document", "", []string{"build", multi}, "line 11, column 12"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,10 +4,14 @@
 package resource
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"strings"
+
+	goyaml "go.yaml.in/yaml/v3"
 
 	"sigs.k8s.io/kustomize/api/ifc"
 	"sigs.k8s.io/kustomize/api/internal/generators"
@@ -172,13 +176,36 @@ func (rf *Factory) resourcesFromRNodes(
 func (rf *Factory) RNodesFromBytes(b []byte) ([]*yaml.RNode, error) {
 	nodes, err := kio.FromBytes(b)
 	if err != nil {
-		return nil, err
+		return nil, streamSyntaxError(b, err)
 	}
 	nodes, err = rf.dropBadNodes(nodes)
 	if err != nil {
 		return nil, err
 	}
 	return rf.inlineAnyEmbeddedLists(nodes)
+}
+
+// streamSyntaxError is err, or, when err is a YAML syntax error, the same error found by reading b
+// as one stream: kyaml reads each document of b on its own, so its line counts from the start of
+// that document, not of the file.
+func streamSyntaxError(b []byte, err error) error {
+	var se *goyaml.SyntaxError
+	if !errors.As(err, &se) {
+		return err
+	}
+	d := goyaml.NewDecoder(bytes.NewReader(b))
+	for {
+		var n goyaml.Node
+		derr := d.Decode(&n)
+		if derr == nil {
+			continue
+		}
+		if errors.As(derr, &se) {
+			// the prefix kyaml gives it, which kusterr matches on
+			return fmt.Errorf("MalformedYAMLError: %w", se)
+		}
+		return err
+	}
 }
 
 // inlineAnyEmbeddedLists scans the RNode slice for nodes named FooList.
