@@ -38,19 +38,11 @@ func (f *proposalFlags) client(withToken bool) (*apiclient.Client, error) {
 	if !withToken {
 		return searchClient(f.serverURL)
 	}
-	if f.serverURL == "" {
-		f.serverURL = os.Getenv(envServer)
+	token, err := tokenOrEnv(f.token)
+	if err != nil {
+		return nil, err
 	}
-	if f.serverURL == "" {
-		f.serverURL = defaultServer
-	}
-	if f.token == "" {
-		f.token = os.Getenv("KRM_CATALOG_TOKEN")
-	}
-	if f.token == "" {
-		return nil, usageErr(errors.New("no token: pass --token or set KRM_CATALOG_TOKEN (krm-catalog token create prints one)"))
-	}
-	c, err := tokenClient(f.serverURL, f.token, f.allowHTTP)
+	c, err := tokenClient(serverOrEnv(f.serverURL), token, f.allowHTTP)
 	if err != nil {
 		return nil, usageErr(err)
 	}

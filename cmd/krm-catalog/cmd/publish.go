@@ -63,12 +63,9 @@ func (o *publishOptions) run(cmd *cobra.Command, path string) error {
 	if err := checkFailOn(o.failOn); err != nil {
 		return err
 	}
-	token := o.token
-	if token == "" {
-		token = os.Getenv("KRM_CATALOG_TOKEN")
-	}
-	if token == "" {
-		return usageErr(errors.New("no token: pass --token or set KRM_CATALOG_TOKEN (krm-catalog token create prints one)"))
+	token, err := tokenOrEnv(o.token)
+	if err != nil {
+		return err
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -197,6 +194,18 @@ func allowHTTPFlag(cmd *cobra.Command, allow *bool) {
 
 // tokenClient is the API client of a command that sends a token: over plain HTTP only to this
 // machine, unless allowHTTP.
+// tokenOrEnv is the token of a command that sends one: --token, else KRM_CATALOG_TOKEN; a usage
+// error when neither is set.
+func tokenOrEnv(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if t := os.Getenv("KRM_CATALOG_TOKEN"); t != "" {
+		return t, nil
+	}
+	return "", usageErr(errors.New("no token: pass --token or set KRM_CATALOG_TOKEN (krm-catalog token create prints one)"))
+}
+
 func tokenClient(serverURL, token string, allowHTTP bool) (*apiclient.Client, error) {
 	var opts []apiclient.Option
 	if allowHTTP {

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -230,11 +229,9 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 			if err := format.check(); err != nil {
 				return err
 			}
-			if token == "" {
-				token = os.Getenv("KRM_CATALOG_TOKEN")
-			}
-			if token == "" {
-				return usageErr(errors.New("no token: pass --token or set KRM_CATALOG_TOKEN (krm-catalog token create prints one)"))
+			token, err := tokenOrEnv(token)
+			if err != nil {
+				return err
 			}
 			signer, err := sign.LoadPrivateKeyFile(key, []byte(os.Getenv(sign.PasswordEnv)))
 			if err != nil {

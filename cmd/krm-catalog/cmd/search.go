@@ -76,18 +76,23 @@ publishers, each word as a prefix; --runtime, --tag (repeatable: all must be pre
 
 // searchClient is the API client for --server, else $KRM_CATALOG_SERVER.
 func searchClient(serverURL string) (*apiclient.Client, error) {
-	if serverURL == "" {
-		serverURL = os.Getenv(envServer)
-	}
-	if serverURL == "" {
-		// the address serve listens on by default, as publish assumes
-		serverURL = defaultServer
-	}
-	c, err := apiclient.New(serverURL, "", nil)
+	c, err := apiclient.New(serverOrEnv(serverURL), "", nil)
 	if err != nil {
 		return nil, usageErr(err)
 	}
 	return c, nil
+}
+
+// serverOrEnv is the service a command talks to: --server, else KRM_CATALOG_SERVER, else the
+// address serve listens on by default.
+func serverOrEnv(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if s := os.Getenv(envServer); s != "" {
+		return s
+	}
+	return defaultServer
 }
 
 // descriptionWidth bounds the description column on a terminal, where lines wrap.
