@@ -127,17 +127,14 @@ func child(m *yaml.Node, key string, kind yaml.Kind) (*yaml.Node, error) {
 	return v, nil
 }
 
-// mappingValue is the value of key in mapping m, or nil.
+// mappingValue is the value of key in mapping m, or nil, found as the decoder finds it (findKey:
+// the last such key, then merged mappings).
 func mappingValue(m *yaml.Node, key string) *yaml.Node {
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
+	_, v := findKey(m, key, 0)
+	return v
 }
 
 func scalarAt(m *yaml.Node, key string) string {
