@@ -3,7 +3,6 @@ package starlark
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -274,8 +273,9 @@ func (s *soupNode) prevSibling(b *starlark.Builtin, args starlark.Tuple, kwargs 
 	return nodeOrNone(s.n.PrevSibling), nil
 }
 
-// blank is what the function kpt runs takes for layout rather than text (Go's \s).
-var blank = regexp.MustCompile(`^\s+$`)
+// blank is what the function kpt runs takes for layout rather than text: one or more of Go's \s
+// (a regular expression there; a compiled one here would cost every start of the binary).
+func blank(s string) bool { return s != "" && strings.Trim(s, "\t\n\f\r ") == "" }
 
 // getText is that function's get_text: the node's first child text that is not only blanks
 // (not BeautifulSoup's whole text beneath the node), or "".
@@ -284,7 +284,7 @@ func (s *soupNode) getText(b *starlark.Builtin, args starlark.Tuple, kwargs []st
 		return nil, err
 	}
 	for c := s.n.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type == html.TextNode && !blank.MatchString(c.Data) {
+		if c.Type == html.TextNode && !blank(c.Data) {
 			return starlark.String(c.Data), nil
 		}
 	}
