@@ -64,6 +64,15 @@ type preparers struct {
 	runners map[string]*runner.Runner
 }
 
+// Declared records how a kustomization of the build spelled a local catalog, so that
+// --trusted-catalog may name it so (kustomize.Declarations).
+func (p *preparers) Declared(ref, written string) {
+	if p.o.declared == nil {
+		p.o.declared = map[string][]string{}
+	}
+	p.o.declared[ref] = append(p.o.declared[ref], written)
+}
+
 func (p *preparers) For(catalogs []string) (composition.StepPreparer, error) {
 	key := strings.Join(catalogs, "\x00")
 	if r, ok := p.runners[key]; ok {
