@@ -17,11 +17,12 @@ import (
 // they were keep the style they were read with, so untouched files keep their bytes.
 
 // NoFastPathsEnv names the environment variable that, set to a non-empty value other than "0",
-// turns every fast path of this package off: every document is then written by yaml.v3 itself.
+// turns every fast path of this package off: every document is then read and written by yaml.v3
+// itself.
 // Differential tests and the fuzz seed corpora run with and without it.
 const NoFastPathsEnv = "KRM_CATALOG_NO_FAST_PATHS"
 
-// FastPathsEnabled reports whether the fast YAML writer may be used (see NoFastPathsEnv).
+// FastPathsEnabled reports whether the fast YAML reader and writer may be used (see NoFastPathsEnv).
 func FastPathsEnabled() bool {
 	v := os.Getenv(NoFastPathsEnv)
 	return v == "" || v == "0"
@@ -48,7 +49,45 @@ func IsYAML11LookAlike(v string) bool {
 	if resolvedTag(v) != "!!str" {
 		return true
 	}
+	if plainWord(v) {
+		return false
+	}
 	return yaml.IsValueNonString(v)
+}
+
+// plainWord reports whether a YAML 1.1 parser reads v, a string to yaml.v3 that is none of the
+// words above, as a string too, decided without parsing it as yaml.IsValueNonString does (which
+// costs a parser per value): v holds only letters, digits and . _ / -, and starts with a letter,
+// with one or two signs followed by a letter, or with a digit while holding a letter that no
+// number or timestamp holds (500m, 256Mi, 30s).
+func plainWord(v string) bool {
+	numberLetters := true
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			if !strings.ContainsRune("abcdefABCDEFxXoOpPtTzZ", rune(c)) {
+				numberLetters = false
+			}
+		case '0' <= c && c <= '9', c == '.', c == '_', c == '/', c == '-':
+		default:
+			return false
+		}
+	}
+	switch c := v[0]; {
+	case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		return true
+	case c == '-' || c == '+':
+		// a letter after one or two signs: "---" alone is a document start, "- x" a sequence
+		i := 1
+		if len(v) > 2 && v[1] == '-' {
+			i = 2
+		}
+		return len(v) > i && ('a' <= v[i] && v[i] <= 'z' || 'A' <= v[i] && v[i] <= 'Z')
+	case '0' <= c && c <= '9':
+		return !numberLetters
+	}
+	return false
 }
 
 // quoteLookAlike gives a plain string scalar that is a YAML 1.1 look-alike the double-quoted style,

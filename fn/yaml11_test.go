@@ -112,3 +112,33 @@ func parseDoc(t *testing.T, s string) *yaml.RNode {
 }
 
 func jsonQuote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+
+// lookAlikeByParsing is IsYAML11LookAlike deciding every string the slow way, by a YAML 1.1 parse.
+func lookAlikeByParsing(v string) bool {
+	if v == "" || !strings.ContainsRune("+-0123456789yYnNtTfFoO~.<=", rune(v[0])) {
+		return false
+	}
+	switch v {
+	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "n", "N", "no", "No", "NO", "off", "Off", "OFF":
+		return true
+	}
+	if strings.IndexByte(v, ':') >= 0 && base60Float.MatchString(v) {
+		return true
+	}
+	return (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag() != "!!str" || yaml.IsValueNonString(v)
+}
+
+// FuzzLookAlikeShortcuts holds the shortcuts of IsYAML11LookAlike (plainWord, resolvedTag's) to
+// the parses they spare.
+//
+//	go test ./fn -run '^$' -fuzz FuzzLookAlikeShortcuts -fuzztime 30s
+func FuzzLookAlikeShortcuts(f *testing.F) {
+	for _, v := range append(append([]string{"500m", "256Mi", "--port=8080", "-x", "-_1", "+e5", "TCP", "1_000m", "0xfz", "2001-12-14t2"}, yaml11LookAlikes...), notLookAlikes...) {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		if got, want := IsYAML11LookAlike(v), lookAlikeByParsing(v); got != want {
+			t.Errorf("IsYAML11LookAlike(%q) = %v, parsing says %v", v, got, want)
+		}
+	})
+}

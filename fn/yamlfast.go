@@ -399,10 +399,33 @@ func flowPlainAllowed(v string) bool {
 
 // resolvedTag is the tag yaml.v3 gives v as a plain scalar. yaml.v3 only looks further than the
 // first character when it is a sign, a digit, a dot, or the first letter of a boolean or null word;
-// other strings are strings, decided here without its regular expressions.
+// other strings are strings, decided here without its regular expressions. Of those starting with a
+// digit, decimal integers and strings with a letter that no number or timestamp can hold (the
+// quantities 500m and 256Mi, durations) are decided here too: they are most of a resource's values.
 func resolvedTag(v string) string {
-	if v != "" && !strings.ContainsRune("+-0123456789yYnNtTfFoO~.", rune(v[0])) {
+	if v == "" {
+		return "!!null"
+	}
+	if !strings.ContainsRune("+-0123456789yYnNtTfFoO~.", rune(v[0])) {
 		return "!!str"
+	}
+	if (v[0] == '-' || v[0] == '+') && len(v) > 1 && (v[1] == '-' || 'a' <= v[1] && v[1] <= 'z' || 'A' <= v[1] && v[1] <= 'Z') {
+		return "!!str" // a sign before neither a number nor .inf: --port=8080
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		decimal := len(v) <= 18 && (v[0] != '0' || len(v) == 1)
+		for i := 0; i < len(v); i++ {
+			c := v[i]
+			if c < '0' || c > '9' {
+				decimal = false
+			}
+			if ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') && !strings.ContainsRune("abcdefABCDEFxXoOpPtTzZ", rune(c)) {
+				return "!!str"
+			}
+		}
+		if decimal {
+			return "!!int"
+		}
 	}
 	return (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag()
 }

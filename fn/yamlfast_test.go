@@ -292,10 +292,28 @@ func checkFastYAML(t *testing.T, n *yaml.Node, wide bool) {
 
 func TestResolvedTagMatchesYAMLv3(t *testing.T) {
 	t.Parallel()
-	for _, v := range []string{"", "a", "true", "True", "yes", "no", "on", "off", "Off", "null", "~", "nil", "1", "-1", "+1", "0x1f", "0o7", ".5", ".inf", "-.inf", "1e3", "2001-12-14", "1_000", "<<", "=", "0b1", "tomorrow", "false1", "NULL", ".NaN", "O"} {
+	for _, v := range []string{"", "a", "true", "True", "yes", "no", "on", "off", "Off", "null", "~", "nil", "1", "-1", "+1", "0x1f", "0o7", ".5", ".inf", "-.inf", "1e3", "2001-12-14", "1_000", "<<", "=", "0b1", "tomorrow", "false1", "NULL", ".NaN", "O",
+		"0", "00", "007", "08", "8080", "123456789012345678", "1234567890123456789", "99999999999999999999", "500m", "256Mi", "1Gi",
+		"30s", "1h30m", "1e", "1E5", "0x1p-2", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10", "2001-12-14T21:59:43Z",
+		"1.2.3", "1_0", "12:30", "1-2", "3abc", "0xG"} {
 		want := (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag()
 		if got := resolvedTag(v); got != want {
 			t.Errorf("resolvedTag(%q) = %s, yaml.v3 says %s", v, got, want)
 		}
 	}
+}
+
+// FuzzResolvedTag holds resolvedTag to yaml.v3's resolution of plain scalars.
+//
+//	go test ./fn -run '^$' -fuzz FuzzResolvedTag -fuzztime 30s
+func FuzzResolvedTag(f *testing.F) {
+	for _, v := range []string{"8080", "500m", "2001-12-14t21:59:43.10-05:00", "0x1F", "1e3", "007", "-1", ".5"} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		want := (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag()
+		if got := resolvedTag(v); got != want {
+			t.Errorf("resolvedTag(%q) = %s, yaml.v3 says %s", v, got, want)
+		}
+	})
 }

@@ -1,0 +1,693 @@
+package fn
+
+import (
+	"bytes"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Reading YAML with yaml.v3 is most of what a run costs besides the function: every input is read
+// once and every function's output once more. readYAMLFast reads the common shape of Kubernetes
+// resources directly, line by line: block mappings and sequences of printable-ASCII scalars (plain,
+// quoted, literal blocks), flow collections on one line, and comments at the end of a line. It
+// builds exactly the nodes yaml.v3 builds (kind, style, tag, value, comments, line and column),
+// which the differential tests and the fuzz target hold it to, and reports ok=false for anything
+// else (full-line comments, anchors, tags, multi-line plain or quoted scalars, tabs, non-ASCII...):
+// the caller then gives the whole input to yaml.v3, which also reports every error.
+
+// maxFastDepth bounds the nesting the fast reader follows; deeper input goes to yaml.v3.
+const maxFastDepth = 64
+
+type fastReader struct {
+	src  []byte
+	pos  int // offset in src
+	line int // 1-based line of pos
+	bol  int // offset of the start of pos's line
+	slab []yaml.Node
+	strs map[string]string
+}
+
+// readYAMLFast returns the non-empty documents of data, as decodeYAMLDocuments would, or ok=false.
+func readYAMLFast(data []byte) (docs []*yaml.Node, ok bool) {
+	r := &fastReader{src: data, line: 1, strs: make(map[string]string, 64)}
+	for i := 0; i < len(data); i++ {
+		if c := data[i]; c >= 0x7f || c < 0x20 && c != '\n' {
+			return nil, false // tabs, carriage returns, control and non-ASCII characters
+		}
+	}
+	for {
+		ind, ok := r.contentLine()
+		if !ok {
+			return nil, false
+		}
+		if ind < 0 {
+			return docs, true
+		}
+		doc := r.node(yaml.DocumentNode, "", "")
+		doc.Column = 1
+		if ind == 0 && r.isDocumentStart() {
+			r.pos += 3
+			if !r.endOfLine() {
+				return nil, false // content or a comment after "---"
+			}
+			if ind, ok = r.contentLine(); !ok {
+				return nil, false
+			}
+			if ind < 0 || ind == 0 && r.isDocumentStart() {
+				continue // an empty document, left out as decodeYAMLDocuments leaves it out
+			}
+		} else if len(docs) > 0 {
+			return nil, false
+		}
+		if ind != 0 {
+			return nil, false
+		}
+		root, ok := r.block(0, 0)
+		if !ok {
+			return nil, false
+		}
+		doc.Content = []*yaml.Node{root}
+		docs = append(docs, doc)
+	}
+}
+
+func (r *fastReader) node(kind yaml.Kind, tag, value string) *yaml.Node {
+	if len(r.slab) == 0 {
+		r.slab = make([]yaml.Node, 256)
+	}
+	n := &r.slab[0]
+	r.slab = r.slab[1:]
+	n.Kind, n.Tag, n.Value = kind, tag, value
+	n.Line, n.Column = r.line, r.pos-r.bol+1
+	return n
+}
+
+// intern returns b as a string, shared with earlier equal short strings (keys above all).
+func (r *fastReader) intern(b []byte) string {
+	if len(b) > 64 {
+		return string(b)
+	}
+	if s, ok := r.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	r.strs[s] = s
+	return s
+}
+
+// contentLine moves to the first character of the next line that holds something, and returns its
+// indentation: -1 at the end of the input. A line holding only a comment is not read here.
+func (r *fastReader) contentLine() (indent int, ok bool) {
+	for {
+		if r.pos >= len(r.src) {
+			return -1, true
+		}
+		for r.pos < len(r.src) && r.src[r.pos] == ' ' {
+			r.pos++
+		}
+		if r.pos >= len(r.src) {
+			return -1, true
+		}
+		switch r.src[r.pos] {
+		case '\n':
+			r.pos++
+			r.line++
+			r.bol = r.pos
+			continue
+		case '#':
+			return 0, false
+		}
+		return r.pos - r.bol, true
+	}
+}
+
+func (r *fastReader) isDocumentStart() bool {
+	return bytes.HasPrefix(r.src[r.pos:], []byte("---")) && (r.pos+3 == len(r.src) || r.src[r.pos+3] == '\n' || r.src[r.pos+3] == ' ')
+}
+
+// endOfLine moves past trailing spaces and the line break; false when anything else is left.
+func (r *fastReader) endOfLine() bool {
+	for r.pos < len(r.src) && r.src[r.pos] == ' ' {
+		r.pos++
+	}
+	if r.pos == len(r.src) {
+		return true
+	}
+	if r.src[r.pos] != '\n' {
+		return false
+	}
+	r.pos++
+	r.line++
+	r.bol = r.pos
+	return true
+}
+
+// lineComment reads the rest of the line: spaces, then either its end or a comment, which it
+// returns (yaml.v3 keeps a comment's trailing spaces).
+func (r *fastReader) lineComment() (comment string, ok bool) {
+	start := r.pos
+	for r.pos < len(r.src) && r.src[r.pos] == ' ' {
+		r.pos++
+	}
+	if r.pos < len(r.src) && r.src[r.pos] == '#' {
+		if r.pos == start {
+			return "", false // "#" right after a value is part of it, not a comment
+		}
+		end := bytes.IndexByte(r.src[r.pos:], '\n')
+		if end < 0 {
+			end = len(r.src) - r.pos
+		}
+		comment = string(r.src[r.pos : r.pos+end])
+		r.pos += end
+	}
+	return comment, r.endOfLine()
+}
+
+// block reads the block mapping or sequence whose first line is at the current position, indented
+// by indent.
+func (r *fastReader) block(indent, depth int) (*yaml.Node, bool) {
+	if depth > maxFastDepth {
+		return nil, false
+	}
+	if r.isSequenceEntry() {
+		return r.sequence(indent, depth)
+	}
+	return r.mapping(indent, depth)
+}
+
+func (r *fastReader) isSequenceEntry() bool {
+	return r.src[r.pos] == '-' && (r.pos+1 == len(r.src) || r.src[r.pos+1] == ' ' || r.src[r.pos+1] == '\n')
+}
+
+// mapping reads a block mapping whose keys are at column indent+1, the first one at the current
+// position.
+func (r *fastReader) mapping(indent, depth int) (*yaml.Node, bool) {
+	m := r.node(yaml.MappingNode, "!!map", "")
+	for {
+		if r.isSequenceEntry() {
+			return nil, false
+		}
+		k, ok := r.key()
+		if !ok {
+			return nil, false
+		}
+		v, ok := r.value(k, indent, depth)
+		if !ok {
+			return nil, false
+		}
+		m.Content = append(m.Content, k, v)
+		next, ok := r.contentLine()
+		if !ok {
+			return nil, false
+		}
+		switch {
+		case next < indent:
+			return m, true
+		case next > indent:
+			return nil, false // a continuation line, or something yaml.v3 refuses
+		case indent == 0 && r.isDocumentStart():
+			return m, true
+		}
+	}
+}
+
+// key reads a plain key and the ": " (or ":" and the line's end) after it.
+func (r *fastReader) key() (*yaml.Node, bool) {
+	start := r.pos
+	if !plainStart(r.src, r.pos) {
+		return nil, false
+	}
+	for r.pos < len(r.src) {
+		switch c := r.src[r.pos]; c {
+		case ':':
+			if r.pos+1 == len(r.src) || r.src[r.pos+1] == ' ' || r.src[r.pos+1] == '\n' {
+				end := r.pos
+				for end > start && r.src[end-1] == ' ' {
+					end--
+				}
+				if end-start > 1024 {
+					return nil, false // yaml.v3 refuses implicit keys longer than 1024 characters
+				}
+				k := r.scalarNode(start, r.src[start:end], true)
+				if k == nil {
+					return nil, false
+				}
+				r.pos++
+				return k, true
+			}
+		case '#':
+			if r.src[r.pos-1] == ' ' {
+				return nil, false
+			}
+		case '\n':
+			return nil, false
+		}
+		r.pos++
+	}
+	return nil, false
+}
+
+// scalarNode makes the node of a plain scalar that starts at offset start.
+func (r *fastReader) scalarNode(start int, v []byte, key bool) *yaml.Node {
+	s := r.intern(v)
+	if s == "<<" {
+		return nil // a merge key
+	}
+	n := r.node(yaml.ScalarNode, resolvedTag(s), s)
+	n.Column = start - r.bol + 1
+	return n
+}
+
+// plainStart reports whether a plain scalar may start at src[i] (and is one the fast reader reads).
+func plainStart(src []byte, i int) bool {
+	switch src[i] {
+	case '-', '?', ':':
+		return i+1 < len(src) && src[i+1] != ' ' && src[i+1] != '\n' && src[i] == '-'
+	case ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`', ' ', '\n':
+		return false
+	}
+	return true
+}
+
+// value reads what follows "key:": on the same line a scalar, a flow collection or a literal
+// block; or, below it, a block collection.
+func (r *fastReader) value(k *yaml.Node, indent, depth int) (*yaml.Node, bool) {
+	colon := r.pos
+	r.spaces()
+	if r.pos == len(r.src) || r.src[r.pos] == '\n' || r.src[r.pos] == '#' {
+		r.pos = colon
+		c, ok := r.lineComment()
+		if !ok {
+			return nil, false
+		}
+		k.LineComment = c
+		next, ok := r.contentLine()
+		if !ok || next < 0 {
+			return nil, false // an empty value: left to yaml.v3
+		}
+		if next > indent {
+			return r.block(next, depth+1)
+		}
+		if next == indent && r.isSequenceEntry() {
+			return r.sequence(indent, depth+1) // a sequence not indented below its key
+		}
+		return nil, false
+	}
+	v, ok := r.inline(indent, depth)
+	if !ok {
+		return nil, false
+	}
+	return v, true
+}
+
+// inline reads a value that starts on the current line, and the rest of the line. A block
+// scalar's value reaches below.
+func (r *fastReader) inline(indent, depth int) (*yaml.Node, bool) {
+	var n *yaml.Node
+	switch r.src[r.pos] {
+	case '[', '{':
+		n = r.flow(depth)
+	case '"':
+		n = r.doubleQuoted()
+	case '\'':
+		n = r.singleQuoted()
+	case '|':
+		return r.literal(indent)
+	default:
+		n = r.plain()
+	}
+	if n == nil {
+		return nil, false
+	}
+	c, ok := r.lineComment()
+	if !ok {
+		return nil, false
+	}
+	n.LineComment = c
+	return n, true
+}
+
+// plain reads a plain scalar to the end of its line (or a comment), which must not be a key.
+func (r *fastReader) plain() *yaml.Node {
+	start := r.pos
+	if !plainStart(r.src, r.pos) {
+		return nil
+	}
+	end := start
+	for r.pos < len(r.src) {
+		c := r.src[r.pos]
+		if c == '\n' {
+			break
+		}
+		if c == ':' && (r.pos+1 == len(r.src) || r.src[r.pos+1] == ' ' || r.src[r.pos+1] == '\n') {
+			return nil // a key where a value was expected
+		}
+		if c == '#' && r.src[r.pos-1] == ' ' {
+			break
+		}
+		if c != ' ' {
+			end = r.pos + 1
+		}
+		r.pos++
+	}
+	r.pos = end
+	return r.scalarNode(start, r.src[start:end], false)
+}
+
+// doubleQuoted reads a double-quoted scalar on one line, with the escapes of quotes and
+// backslashes only.
+func (r *fastReader) doubleQuoted() *yaml.Node {
+	n := r.node(yaml.ScalarNode, "!!str", "")
+	n.Style = yaml.DoubleQuotedStyle
+	r.pos++
+	start := r.pos
+	var buf []byte
+	for r.pos < len(r.src) {
+		switch c := r.src[r.pos]; c {
+		case '"':
+			if buf == nil {
+				n.Value = r.intern(r.src[start:r.pos])
+			} else {
+				n.Value = string(buf)
+			}
+			r.pos++
+			return n
+		case '\\':
+			if r.pos+1 == len(r.src) || r.src[r.pos+1] != '"' && r.src[r.pos+1] != '\\' {
+				return nil
+			}
+			if buf == nil {
+				buf = append([]byte(nil), r.src[start:r.pos]...)
+			}
+			buf = append(buf, r.src[r.pos+1])
+			r.pos += 2
+			continue
+		case '\n':
+			return nil
+		default:
+			if buf != nil {
+				buf = append(buf, c)
+			}
+		}
+		r.pos++
+	}
+	return nil
+}
+
+// singleQuoted reads a single-quoted scalar on one line.
+func (r *fastReader) singleQuoted() *yaml.Node {
+	n := r.node(yaml.ScalarNode, "!!str", "")
+	n.Style = yaml.SingleQuotedStyle
+	r.pos++
+	start := r.pos
+	var buf []byte
+	for r.pos < len(r.src) {
+		switch c := r.src[r.pos]; c {
+		case '\'':
+			if r.pos+1 < len(r.src) && r.src[r.pos+1] == '\'' {
+				if buf == nil {
+					buf = append([]byte(nil), r.src[start:r.pos]...)
+				}
+				buf = append(buf, '\'')
+				r.pos += 2
+				continue
+			}
+			if buf == nil {
+				n.Value = r.intern(r.src[start:r.pos])
+			} else {
+				n.Value = string(buf)
+			}
+			r.pos++
+			return n
+		case '\n':
+			return nil
+		default:
+			if buf != nil {
+				buf = append(buf, c)
+			}
+		}
+		r.pos++
+	}
+	return nil
+}
+
+// literal reads a literal block scalar ("|", "|-" or "|+", without an indentation indicator or a
+// comment) whose lines are indented more than indent.
+func (r *fastReader) literal(indent int) (*yaml.Node, bool) {
+	n := r.node(yaml.ScalarNode, "!!str", "")
+	n.Style = yaml.LiteralStyle
+	r.pos++
+	chomp := byte(0)
+	if r.pos < len(r.src) && (r.src[r.pos] == '-' || r.src[r.pos] == '+') {
+		chomp = r.src[r.pos]
+		r.pos++
+	}
+	if r.pos < len(r.src) && r.src[r.pos] != '\n' {
+		return nil, false
+	}
+	if !r.endOfLine() {
+		return nil, false
+	}
+	// the first line sets the indentation; a blank line before it, or one of spaces only, is left
+	// to yaml.v3
+	body := -1
+	var val []byte
+	trailing := 0 // line breaks after the last line with content
+	for r.pos < len(r.src) {
+		lineEnd := bytes.IndexByte(r.src[r.pos:], '\n')
+		if lineEnd < 0 {
+			lineEnd = len(r.src) - r.pos
+		}
+		line := r.src[r.pos : r.pos+lineEnd]
+		sp := 0
+		for sp < len(line) && line[sp] == ' ' {
+			sp++
+		}
+		if sp == len(line) {
+			if sp > 0 || body < 0 {
+				return nil, false
+			}
+			trailing++
+		} else {
+			if body < 0 {
+				if sp <= indent {
+					return nil, false // an empty block
+				}
+				body = sp
+			}
+			if sp < body {
+				break
+			}
+			for range trailing {
+				val = append(val, '\n')
+			}
+			trailing = 0
+			if len(val) > 0 {
+				val = append(val, '\n')
+			}
+			val = append(val, line[body:]...)
+		}
+		r.pos += lineEnd
+		if r.pos == len(r.src) {
+			return nil, false // no line break after the last line: left to yaml.v3
+		}
+		r.pos++
+		r.line++
+		r.bol = r.pos
+	}
+	if body < 0 {
+		return nil, false
+	}
+	switch chomp {
+	case 0:
+		val = append(val, '\n')
+	case '+':
+		val = append(val, '\n')
+		for range trailing {
+			val = append(val, '\n')
+		}
+	}
+	n.Value = string(val)
+	// the blank lines after the block belong to it: contentLine finds the next line as it would
+	return n, true
+}
+
+// flow reads a flow sequence or mapping on one line, of plain or quoted scalars and flow
+// collections.
+func (r *fastReader) flow(depth int) *yaml.Node {
+	if depth > maxFastDepth {
+		return nil
+	}
+	open := r.src[r.pos]
+	var n *yaml.Node
+	closing := byte(']')
+	if open == '[' {
+		n = r.node(yaml.SequenceNode, "!!seq", "")
+	} else {
+		n = r.node(yaml.MappingNode, "!!map", "")
+		closing = '}'
+	}
+	n.Style = yaml.FlowStyle
+	r.pos++
+	first := true
+	for {
+		r.spaces()
+		if r.pos == len(r.src) {
+			return nil
+		}
+		if r.src[r.pos] == closing {
+			r.pos++
+			return n
+		}
+		if !first {
+			if r.src[r.pos] != ',' {
+				return nil
+			}
+			r.pos++
+			r.spaces()
+			if r.pos == len(r.src) || r.src[r.pos] == closing {
+				return nil // a trailing comma
+			}
+		}
+		first = false
+		item := r.flowItem(depth)
+		if item == nil {
+			return nil
+		}
+		if open == '[' {
+			n.Content = append(n.Content, item)
+			continue
+		}
+		if item.Kind != yaml.ScalarNode || r.pos == len(r.src) || r.src[r.pos] != ':' {
+			return nil
+		}
+		r.pos++
+		if r.pos == len(r.src) || r.src[r.pos] != ' ' {
+			return nil
+		}
+		r.spaces()
+		v := r.flowItem(depth)
+		if v == nil {
+			return nil
+		}
+		n.Content = append(n.Content, item, v)
+	}
+}
+
+func (r *fastReader) spaces() {
+	for r.pos < len(r.src) && r.src[r.pos] == ' ' {
+		r.pos++
+	}
+}
+
+// flowItem reads one member of a flow collection.
+func (r *fastReader) flowItem(depth int) *yaml.Node {
+	if r.pos == len(r.src) {
+		return nil
+	}
+	switch r.src[r.pos] {
+	case '[', '{':
+		return r.flow(depth + 1)
+	case '"':
+		return r.doubleQuoted()
+	case '\'':
+		return r.singleQuoted()
+	}
+	start := r.pos
+	if !plainStart(r.src, r.pos) {
+		return nil
+	}
+	end := start
+	for r.pos < len(r.src) {
+		c := r.src[r.pos]
+		if c == ',' || c == ']' || c == '}' || c == '\n' || c == ':' {
+			break
+		}
+		switch c {
+		case '[', '{', '#', '?':
+			return nil
+		}
+		if c != ' ' {
+			end = r.pos + 1
+		}
+		r.pos++
+	}
+	if end == start {
+		return nil
+	}
+	r.pos = end
+	n := r.scalarNode(start, r.src[start:end], false)
+	if n == nil {
+		return nil
+	}
+	return n
+}
+
+// sequence reads a block sequence whose "-" are at column indent+1, the first one at the current
+// position.
+func (r *fastReader) sequence(indent, depth int) (*yaml.Node, bool) {
+	s := r.node(yaml.SequenceNode, "!!seq", "")
+	for {
+		if !r.isSequenceEntry() {
+			return nil, false
+		}
+		r.pos++
+		r.spaces()
+		if r.pos == len(r.src) || r.src[r.pos] == '\n' || r.src[r.pos] == '#' || r.isSequenceEntry() {
+			return nil, false // an entry on the lines below, an empty one, or a nested sequence
+		}
+		next := 0
+		if r.startsKey() {
+			m, ok := r.mapping(r.pos-r.bol, depth+1)
+			if !ok {
+				return nil, false
+			}
+			s.Content = append(s.Content, m)
+			// the mapping stopped at the first line indented less than its keys, or at the end
+			next = r.pos - r.bol
+			if r.pos >= len(r.src) {
+				next = -1
+			}
+		} else {
+			v, ok := r.inline(indent, depth)
+			if !ok {
+				return nil, false
+			}
+			s.Content = append(s.Content, v)
+			if next, ok = r.contentLine(); !ok {
+				return nil, false
+			}
+		}
+		switch {
+		case next < indent:
+			return s, true
+		case next > indent:
+			return nil, false
+		}
+		if !r.isSequenceEntry() {
+			return s, true // the next key of the mapping the sequence is the value of, or "---"
+		}
+	}
+}
+
+// startsKey reports whether the current line continues with "key:" (a plain key).
+func (r *fastReader) startsKey() bool {
+	if !plainStart(r.src, r.pos) {
+		return false
+	}
+	for i := r.pos; i < len(r.src); i++ {
+		switch r.src[i] {
+		case '\n':
+			return false
+		case ':':
+			if i+1 == len(r.src) || r.src[i+1] == ' ' || r.src[i+1] == '\n' {
+				return true
+			}
+		case '#':
+			if r.src[i-1] == ' ' {
+				return false
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,183 @@
+package fn
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/fn/fntest"
+)
+
+// readYAMLv3 is decodeYAMLDocuments without the fast reader.
+func readYAMLv3(data []byte) ([]*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null") {
+			continue
+		}
+		docs = append(docs, &doc)
+	}
+}
+
+// nodeDiff says where two node trees differ in anything yaml.v3 records, or "".
+func nodeDiff(path string, a, b *yaml.Node) string {
+	fa := fmt.Sprintf("kind=%v style=%v tag=%q value=%q anchor=%q head=%q line=%q foot=%q at %d:%d children=%d",
+		a.Kind, a.Style, a.Tag, a.Value, a.Anchor, a.HeadComment, a.LineComment, a.FootComment, a.Line, a.Column, len(a.Content))
+	fb := fmt.Sprintf("kind=%v style=%v tag=%q value=%q anchor=%q head=%q line=%q foot=%q at %d:%d children=%d",
+		b.Kind, b.Style, b.Tag, b.Value, b.Anchor, b.HeadComment, b.LineComment, b.FootComment, b.Line, b.Column, len(b.Content))
+	if fa != fb {
+		return fmt.Sprintf("%s:\n  yaml.v3: %s\n  fast:    %s", path, fa, fb)
+	}
+	for i := range a.Content {
+		if d := nodeDiff(fmt.Sprintf("%s/%d", path, i), a.Content[i], b.Content[i]); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+// checkFastRead holds readYAMLFast to yaml.v3 on data: what it reads is what yaml.v3 reads, and it
+// reads nothing yaml.v3 refuses. It returns whether the fast reader took the input.
+func checkFastRead(t *testing.T, name string, data []byte) bool {
+	t.Helper()
+	got, ok := readYAMLFast(data)
+	want, err := readYAMLv3(data)
+	if !ok {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("%s: the fast reader took input yaml.v3 refuses (%v):\n%s", name, err, data)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d documents, yaml.v3 reads %d:\n%s", name, len(got), len(want), data)
+	}
+	for i := range want {
+		if d := nodeDiff(fmt.Sprintf("doc %d", i), want[i], got[i]); d != "" {
+			t.Fatalf("%s: the fast reader differs from yaml.v3 at %s\ninput:\n%s", name, d, data)
+		}
+	}
+	return true
+}
+
+var readCases = []struct {
+	name string
+	doc  string
+	fast bool
+}{
+	{"comments at line ends", "a: b # c1  \nd: # c2\n  e: [x, y] # c3\nf:\n- g # c4\n- h: i # c5\n  j: k\n", true},
+	{"literal blocks", "l: |\n  line1\n\n  line2\nm: |-\n  x\nk: |+\n  y\n\n\nz: 1\n", true},
+	{"literal block more indented lines", "l: |\n  a\n    b\n  c\nn: 2\n", true},
+	{"literal block in a sequence", "s:\n- |\n  a\n- b\n", true},
+	{"literal with indentation indicator", "l: |2\n   a\n", false},
+	{"literal with comment", "l: | # c\n  a\n", false},
+	{"folded", "l: >\n  a\n", false},
+	{"documents", "---\na: 1\n---\n\nb: 2\n", true},
+	{"empty documents", "---\n---\na: 1\n---\n", true},
+	{"leading blank lines", "\n\na: 1\n", true},
+	{"no final line break", "a: 1", true},
+	{"sequence at the root", "- a\n- b: c\n  d: [1, {e: f}]\n", true},
+	{"indentless sequence then key", "a:\n- 1\n- 2\nb: 3\n", true},
+	{"nested sequences in mappings", "a:\n  - b: 1\n    c:\n    - x\n    - y\n  - d\ne: f\n", true},
+	{"quoted", "a: \"x \\\" y \\\\ z\"\nb: 'it''s'\nc: \"\"\nd: ''\n", true},
+	{"quoted with other escapes", "a: \"x\\ny\"\n", false},
+	{"scalars", "a: 1\nb: 1.5\nc: true\nd: null\ne: ~\nf: 0x1F\ng: 2001-12-14\nh: -1\ni: --port=8080\nj: a#b\nk: x[0]\nl: .5\nm: yes\n", true},
+	{"full-line comment", "# header\na: 1\n", false},
+	{"anchor", "a: &x 1\nb: *x\n", false},
+	{"tag", "a: !!str 1\n", false},
+	{"merge key", "a: {x: 1}\n<<: {y: 2}\n", false},
+	{"empty value", "a:\nb: 1\n", false},
+	{"multi-line plain", "a: b\n  c\n", false},
+	{"tab", "a:\tb\n", false},
+	{"carriage return", "a: b\r\n", false},
+	{"non-ASCII", "a: é\n", false},
+	{"value with colon", "a: b: c\n", false},
+	{"flow over lines", "a: [b,\n  c]\n", false},
+	{"bad indentation", "a:\n  b: 1\n c: 2\n", false},
+	{"key after sequence in item", "- a: 1\n  b:\n  - x\n  c: 2\n- d\n", true},
+	{"unterminated flow", "a: [b\n", false},
+	{"unterminated quote", "a: \"b\n", false},
+	{"document end", "a: 1\n...\n", false},
+	{"indented root", "  a: 1\n", false},
+	{"sequence entry with spaces", "-   a: 1\n    b: 2\n-  c\n", true},
+	{"trailing spaces", "a: b   \nc:   d\n", true},
+	{"key with spaces", "a b: c\n", true},
+}
+
+func TestReadYAMLFast(t *testing.T) {
+	t.Parallel()
+	for _, c := range readCases {
+		if got := checkFastRead(t, c.name, []byte(c.doc)); got != c.fast {
+			t.Errorf("%s: fast reader took it: %v, want %v", c.name, got, c.fast)
+		}
+	}
+}
+
+// TestReadYAMLFastOnTestdata holds the fast reader to yaml.v3 on every YAML file of the repository's
+// test data (the real functions' examples among them) and on the generated Deployments, and says
+// how many it took.
+func TestReadYAMLFastOnTestdata(t *testing.T) {
+	t.Parallel()
+	if !checkFastRead(t, "Deployments", fntest.Deployments(50, "ns")) {
+		t.Error("the fast reader did not take the generated Deployments")
+	}
+	root := filepath.Join("..")
+	files, took := 0, 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "third_party" || d.Name() == ".git") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.Contains(path, "testdata") || (!strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".yml")) {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files++
+		if checkFastRead(t, path, data) {
+			took++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the fast reader took %d of %d test data files", took, files)
+}
+
+// FuzzReadYAMLFast holds the fast reader to yaml.v3 on arbitrary input: whatever it reads, it
+// reads as yaml.v3 does, and it reads nothing yaml.v3 refuses.
+//
+//	go test ./fn -run '^$' -fuzz FuzzReadYAMLFast -fuzztime 60s
+func FuzzReadYAMLFast(f *testing.F) {
+	for _, c := range readCases {
+		f.Add([]byte(c.doc))
+	}
+	f.Add([]byte(commented))
+	f.Add([]byte(sampleList))
+	f.Add([]byte(twoDocs))
+	f.Add(fntest.Deployments(2, "ns"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFastRead(t, "fuzz", data)
+	})
+}
