@@ -315,11 +315,7 @@ func EncodeYAML(nodes ...*yaml.Node) ([]byte, error) { return encodeYAML(false, 
 // NoFastPathsEnv), and with yaml.v3 otherwise; the output is the same either way. wide indents
 // sequences inside mappings.
 func encodeYAML(wide bool, nodes ...*yaml.Node) ([]byte, error) {
-	size := 0
-	for _, n := range nodes {
-		size += encodedSize(n, 0)
-	}
-	out := make([]byte, 0, size+size/8+512)
+	out := make([]byte, 0, 64<<10)
 	fast := FastPathsEnabled()
 	for i, n := range nodes {
 		if i > 0 {
@@ -338,22 +334,6 @@ func encodeYAML(wide bool, nodes ...*yaml.Node) ([]byte, error) {
 		out = append(out, b...)
 	}
 	return out, nil
-}
-
-// encodedSize estimates the bytes n takes as YAML, so that the output is allocated once rather
-// than grown through a dozen copies: a megabyte ResourceList is written at least twice a run.
-func encodedSize(n *yaml.Node, depth int) int {
-	if n == nil || depth > maxJSONDepth {
-		return 0
-	}
-	size := len(n.Value) + len(n.HeadComment) + len(n.LineComment) + len(n.FootComment)
-	if n.Kind == yaml.ScalarNode {
-		return size + 2*depth + 4
-	}
-	for _, c := range n.Content {
-		size += encodedSize(c, depth+1)
-	}
-	return size
 }
 
 func encodeYAMLv3(n *yaml.Node, wide bool) ([]byte, error) {

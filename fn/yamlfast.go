@@ -409,6 +409,17 @@ func resolvedTag(v string) string {
 	if !strings.ContainsRune("+-0123456789yYnNtTfFoO~.", rune(v[0])) {
 		return "!!str"
 	}
+	switch v[0] {
+	case 'y', 'Y', 'n', 'N', 't', 'T', 'f', 'F', 'o', 'O':
+		// yaml.v3 looks these up in its table of words and nothing else
+		switch v {
+		case "true", "True", "TRUE", "false", "False", "FALSE":
+			return "!!bool"
+		case "null", "Null", "NULL":
+			return "!!null"
+		}
+		return "!!str"
+	}
 	if (v[0] == '-' || v[0] == '+') && len(v) > 1 && (v[1] == '-' || 'a' <= v[1] && v[1] <= 'z' || 'A' <= v[1] && v[1] <= 'Z') {
 		return "!!str" // a sign before neither a number nor .inf: --port=8080
 	}

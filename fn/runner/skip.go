@@ -71,20 +71,22 @@ func skipKey(pin string, config *yaml.RNode) (string, error) {
 // canonical JSON (comments, field order and styles ignored), without the annotations a pipeline
 // adds to track resources (ids, indexes), keeping the file path; in any order.
 func itemsDigest(items []*yaml.RNode) (string, error) {
-	sums := make([]string, 0, len(items))
-	var b bytes.Buffer // one buffer for every item
+	sums := make([][sha256.Size]byte, 0, len(items))
+	w := canonicalWriter{b: new(bytes.Buffer)} // one buffer and one stack for every item
 	for _, it := range items {
-		b.Reset()
-		if err := writeCanonical(&b, it.YNode(), atResource, 0); err != nil {
+		w.b.Reset()
+		if err := w.write(it.YNode(), atResource, 0); err != nil {
 			return "", err
 		}
-		s := sha256.Sum256(b.Bytes())
-		sums = append(sums, hex.EncodeToString(s[:]))
+		sums = append(sums, sha256.Sum256(w.b.Bytes()))
 	}
-	slices.Sort(sums)
+	// sorted as their hex spellings sort, which are hashed
+	slices.SortFunc(sums, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
 	h := sha256.New()
+	var hexSum [2 * sha256.Size]byte
 	for _, s := range sums {
-		h.Write([]byte(s))
+		hex.Encode(hexSum[:], s[:])
+		h.Write(hexSum[:])
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -101,15 +103,15 @@ var trackingAnnotations = []string{
 // left out and the path has one spelling. It walks the nodes: decoding into Go values first costs
 // about three times as much, and this digest is what a skipped step pays.
 func canonical(n *yaml.Node, resource bool) ([]byte, error) {
-	var b bytes.Buffer
+	w := canonicalWriter{b: new(bytes.Buffer)}
 	where := elsewhere
 	if resource {
 		where = atResource
 	}
-	if err := writeCanonical(&b, n, where, 0); err != nil {
+	if err := w.write(n, where, 0); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return w.b.Bytes(), nil
 }
 
 // Where the walk is in a resource: the annotations are read differently.
@@ -123,10 +125,20 @@ const (
 // maxCanonicalDepth bounds the walk: aliases can make a document refer to itself.
 const maxCanonicalDepth = 1000
 
-func writeCanonical(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
+// canonicalWriter writes canonical forms into b; the key-value pairs of the mappings being written
+// share one stack, rather than a slice allocated for each mapping.
+type canonicalWriter struct {
+	b     *bytes.Buffer
+	pairs []canonicalPair
+}
+
+type canonicalPair struct{ k, v *yaml.Node }
+
+func (w *canonicalWriter) write(n *yaml.Node, where, depth int) error {
 	if depth > maxCanonicalDepth {
 		return errors.New("skip: the document nests too deep")
 	}
+	b := w.b
 	if n == nil {
 		b.WriteString("~;")
 		return nil
@@ -134,12 +146,12 @@ func writeCanonical(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if err := writeCanonical(b, c, where, depth+1); err != nil {
+			if err := w.write(c, where, depth+1); err != nil {
 				return err
 			}
 		}
 	case yaml.AliasNode:
-		return writeCanonical(b, n.Alias, where, depth+1)
+		return w.write(n.Alias, where, depth+1)
 	case yaml.ScalarNode:
 		// tag:len:value; written piece by piece: fmt cost half of the whole walk
 		b.WriteString(n.ShortTag())
@@ -151,14 +163,13 @@ func writeCanonical(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
 	case yaml.SequenceNode:
 		b.WriteByte('[')
 		for _, c := range n.Content {
-			if err := writeCanonical(b, c, elsewhere, depth+1); err != nil {
+			if err := w.write(c, elsewhere, depth+1); err != nil {
 				return err
 			}
 		}
 		b.WriteByte(']')
 	case yaml.MappingNode:
-		type pair struct{ k, v *yaml.Node }
-		pairs := make([]pair, 0, len(n.Content)/2)
+		mark := len(w.pairs)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if where == atAnnotations {
@@ -169,11 +180,13 @@ func writeCanonical(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
 					k = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: kioutil.PathAnnotation}
 				}
 			}
-			pairs = append(pairs, pair{k, v})
+			w.pairs = append(w.pairs, canonicalPair{k, v})
 		}
-		slices.SortStableFunc(pairs, func(a, c pair) int { return strings.Compare(a.k.Value, c.k.Value) })
+		end := len(w.pairs)
+		slices.SortStableFunc(w.pairs[mark:end], func(a, c canonicalPair) int { return strings.Compare(a.k.Value, c.k.Value) })
 		b.WriteByte('{')
-		for _, p := range pairs {
+		for i := mark; i < end; i++ {
+			p := w.pairs[i] // the stack may move while the value is written
 			next := elsewhere
 			if where == atResource && p.k.Value == "metadata" {
 				next = atMetadata
@@ -184,11 +197,12 @@ func writeCanonical(b *bytes.Buffer, n *yaml.Node, where, depth int) error {
 			b.WriteByte(':')
 			b.WriteString(p.k.Value)
 			b.WriteByte('=')
-			if err := writeCanonical(b, p.v, next, depth+1); err != nil {
+			if err := w.write(p.v, next, depth+1); err != nil {
 				return err
 			}
 		}
 		b.WriteByte('}')
+		w.pairs = w.pairs[:mark] // an error leaves the stack as it is: the walk stops there
 	}
 	return nil
 }

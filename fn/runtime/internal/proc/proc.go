@@ -64,6 +64,8 @@ func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, e
 		defer cancel()
 	}
 	var stdout bytes.Buffer
+	// a function's output is about the size of its input: grown once, not through a dozen copies
+	stdout.Grow(min(len(input)+len(input)/4+4096, fn.MaxResourceListBytes))
 	tail := &Tail{Max: StderrTail}
 	cmd.Stdin = bytes.NewReader(input)
 	cmd.Stdout = &limitWriter{w: &stdout, n: fn.MaxResourceListBytes}
