@@ -171,33 +171,38 @@ func restoreNode(from, to *yaml.Node, depth int) {
 		if to.Style == 0 {
 			to.Style = from.Style & yaml.FlowStyle
 		}
-		pos := make(map[string]int, len(from.Content)/2)
-		for i := 0; i+1 < len(from.Content); i += 2 {
-			pos[from.Content[i].Value] = i
+		pos := fieldPositions(from)
+		// fields the input lacked go last, in their order
+		order := func(i int) int {
+			if j, ok := fieldIndex(from, pos, to.Content[i].Value); ok {
+				return j
+			}
+			return len(from.Content) + i
 		}
-		type pair struct {
-			k, v  *yaml.Node
-			order int
-		}
-		pairs := make([]pair, 0, len(to.Content)/2)
-		moved := false
+		moved, last := false, -1
 		for i := 0; i+1 < len(to.Content); i += 2 {
 			k, v := to.Content[i], to.Content[i+1]
-			order := len(from.Content) + i // fields the input lacked go last, in their order
-			if j, ok := pos[k.Value]; ok {
-				order = j
+			o := len(from.Content) + i
+			if j, ok := fieldIndex(from, pos, k.Value); ok {
+				o = j
 				restoreNode(from.Content[j], k, depth+1)
 				restoreNode(from.Content[j+1], v, depth+1)
 			} else {
 				quoteNew(k, depth+1)
 				quoteNew(v, depth+1)
 			}
-			if len(pairs) > 0 && order < pairs[len(pairs)-1].order {
-				moved = true
-			}
-			pairs = append(pairs, pair{k, v, order})
+			moved = moved || o < last
+			last = o
 		}
 		if moved {
+			type pair struct {
+				k, v  *yaml.Node
+				order int
+			}
+			pairs := make([]pair, 0, len(to.Content)/2)
+			for i := 0; i+1 < len(to.Content); i += 2 {
+				pairs = append(pairs, pair{to.Content[i], to.Content[i+1], order(i)})
+			}
 			sort.SliceStable(pairs, func(a, b int) bool { return pairs[a].order < pairs[b].order })
 			for i, p := range pairs {
 				to.Content[2*i], to.Content[2*i+1] = p.k, p.v
@@ -212,6 +217,34 @@ func restoreNode(from, to *yaml.Node, depth int) {
 			}
 		}
 	}
+}
+
+// fieldPositions indexes the keys of a mapping with more fields than a scan finds quickly; nil for
+// the few fields of most mappings.
+func fieldPositions(m *yaml.Node) map[string]int {
+	if len(m.Content) <= 32 {
+		return nil
+	}
+	pos := make(map[string]int, len(m.Content)/2)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		pos[m.Content[i].Value] = i
+	}
+	return pos
+}
+
+// fieldIndex returns the index in m.Content of the key k (its last occurrence, should the mapping
+// repeat it), through pos when there is one.
+func fieldIndex(m *yaml.Node, pos map[string]int, k string) (int, bool) {
+	if pos != nil {
+		j, ok := pos[k]
+		return j, ok
+	}
+	for j := (len(m.Content)/2 - 1) * 2; j >= 0; j -= 2 {
+		if m.Content[j].Value == k {
+			return j, true
+		}
+	}
+	return 0, false
 }
 
 // restoreLayout gives each collection of to the block or flow style of the same collection in from,

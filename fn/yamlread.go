@@ -24,12 +24,12 @@ type fastReader struct {
 	line int // 1-based line of pos
 	bol  int // offset of the start of pos's line
 	slab []yaml.Node
-	strs map[string]string
+	text string // src as one string, of which every value read as it is written is a part
 }
 
 // readYAMLFast returns the non-empty documents of data, as decodeYAMLDocuments would, or ok=false.
 func readYAMLFast(data []byte) (docs []*yaml.Node, ok bool) {
-	r := &fastReader{src: data, line: 1, strs: make(map[string]string, 64)}
+	r := &fastReader{src: data, line: 1}
 	for i := 0; i < len(data); i++ {
 		if c := data[i]; c >= 0x7f || c < 0x20 && c != '\n' {
 			return nil, false // tabs, carriage returns, control and non-ASCII characters
@@ -82,17 +82,13 @@ func (r *fastReader) node(kind yaml.Kind, tag, value string) *yaml.Node {
 	return n
 }
 
-// intern returns b as a string, shared with earlier equal short strings (keys above all).
-func (r *fastReader) intern(b []byte) string {
-	if len(b) > 64 {
-		return string(b)
+// textOf returns src[start:end] as a string: a part of one copy of the input, so that reading
+// allocates nothing per value.
+func (r *fastReader) textOf(start, end int) string {
+	if r.text == "" {
+		r.text = string(r.src)
 	}
-	if s, ok := r.strs[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	r.strs[s] = s
-	return s
+	return r.text[start:end]
 }
 
 // contentLine moves to the first character of the next line that holds something, and returns its
@@ -228,7 +224,7 @@ func (r *fastReader) key() (*yaml.Node, bool) {
 				if end-start > 1024 {
 					return nil, false // yaml.v3 refuses implicit keys longer than 1024 characters
 				}
-				k := r.scalarNode(start, r.src[start:end], true)
+				k := r.scalarNode(start, end)
 				if k == nil {
 					return nil, false
 				}
@@ -247,9 +243,9 @@ func (r *fastReader) key() (*yaml.Node, bool) {
 	return nil, false
 }
 
-// scalarNode makes the node of a plain scalar that starts at offset start.
-func (r *fastReader) scalarNode(start int, v []byte, key bool) *yaml.Node {
-	s := r.intern(v)
+// scalarNode makes the node of the plain scalar src[start:end].
+func (r *fastReader) scalarNode(start, end int) *yaml.Node {
+	s := r.textOf(start, end)
 	if s == "<<" {
 		return nil // a merge key
 	}
@@ -351,7 +347,7 @@ func (r *fastReader) plain() *yaml.Node {
 		r.pos++
 	}
 	r.pos = end
-	return r.scalarNode(start, r.src[start:end], false)
+	return r.scalarNode(start, end)
 }
 
 // doubleQuoted reads a double-quoted scalar on one line, with the escapes of quotes and
@@ -366,7 +362,7 @@ func (r *fastReader) doubleQuoted() *yaml.Node {
 		switch c := r.src[r.pos]; c {
 		case '"':
 			if buf == nil {
-				n.Value = r.intern(r.src[start:r.pos])
+				n.Value = r.textOf(start, r.pos)
 			} else {
 				n.Value = string(buf)
 			}
@@ -413,7 +409,7 @@ func (r *fastReader) singleQuoted() *yaml.Node {
 				continue
 			}
 			if buf == nil {
-				n.Value = r.intern(r.src[start:r.pos])
+				n.Value = r.textOf(start, r.pos)
 			} else {
 				n.Value = string(buf)
 			}
@@ -616,7 +612,7 @@ func (r *fastReader) flowItem(depth int) *yaml.Node {
 		return nil
 	}
 	r.pos = end
-	n := r.scalarNode(start, r.src[start:end], false)
+	n := r.scalarNode(start, end)
 	if n == nil {
 		return nil
 	}
