@@ -209,21 +209,73 @@ func (w *canonicalWriter) write(n *yaml.Node, where, depth int) error {
 
 func (s *skipStore) path(key string) string { return filepath.Join(s.dir, key[:2], key) }
 
-// output returns the remembered output digest of key, "" when there is none.
-func (s *skipStore) output(key string) string {
+// output returns the remembered output digest of key and the digest of its resources' identities
+// ("" when there is none; ids is "" in a record written without it).
+func (s *skipStore) output(key string) (digest, ids string) {
 	if s.dir == "" {
-		return ""
+		return "", ""
 	}
 	b, err := os.ReadFile(s.path(key))
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	return strings.TrimSpace(string(b))
+	digest, ids, _ = strings.Cut(strings.TrimSpace(string(b)), " ")
+	return digest, ids
 }
 
-// remember records the output digest of key. The file is replaced atomically: concurrent runs
+// identitiesDigest is the digest of the apiVersion, kind, namespace and name of each resource, in
+// any order. Lists with the same itemsDigest have the same identities, and reading four fields
+// costs a fraction of the canonical walk: an input whose identities differ from those of the
+// remembered output is not that output, and its whole digest is not computed.
+func identitiesDigest(items []*yaml.RNode) string {
+	ids := make([]string, 0, len(items))
+	var b strings.Builder
+	for _, it := range items {
+		b.Reset()
+		n := it.YNode()
+		meta := field(n, "metadata")
+		for _, v := range []*yaml.Node{field(n, "apiVersion"), field(n, "kind"), field(meta, "namespace"), field(meta, "name")} {
+			if v != nil && v.Kind == yaml.ScalarNode {
+				b.WriteString(strconv.Itoa(len(v.Value)))
+				b.WriteByte(':')
+				b.WriteString(v.Value)
+			}
+			b.WriteByte(';')
+		}
+		ids = append(ids, b.String())
+	}
+	slices.Sort(ids)
+	h := sha256.New()
+	for _, id := range ids {
+		h.Write([]byte(id))
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// field is the value of key k in the mapping m (an alias followed), nil when there is none.
+func field(m *yaml.Node, k string) *yaml.Node {
+	if m != nil && m.Kind == yaml.AliasNode {
+		m = m.Alias
+	}
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	var v *yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == k {
+			v = m.Content[i+1] // the last one, as the canonical form's sort keeps it last
+		}
+	}
+	if v != nil && v.Kind == yaml.AliasNode {
+		v = v.Alias
+	}
+	return v
+}
+
+// remember records the output digest of key and its identities' digest. The file is replaced atomically: concurrent runs
 // write the same value or one of two valid ones.
-func (s *skipStore) remember(key, output string) error {
+func (s *skipStore) remember(key, output, ids string) error {
 	if s.dir == "" {
 		return nil
 	}
@@ -235,7 +287,7 @@ func (s *skipStore) remember(key, output string) error {
 	if err != nil {
 		return err
 	}
-	_, err = tmp.WriteString(output + "\n")
+	_, err = tmp.WriteString(output + " " + ids + "\n")
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -261,8 +313,8 @@ type skipping struct {
 }
 
 func (w *skipping) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
-	remembered := w.store.output(w.key)
-	if want := remembered; want != "" {
+	remembered, ids := w.store.output(w.key)
+	if want := remembered; want != "" && (ids == "" || identitiesDigest(in.Items) == ids) {
 		if got, err := itemsDigest(in.Items); err == nil && got == want {
 			return &fn.ResourceList{Items: in.Items, FunctionConfig: in.FunctionConfig,
 				Results: []fn.Result{{Message: SkippedMessage, Severity: fn.SeverityInfo}}}, nil
@@ -274,7 +326,7 @@ func (w *skipping) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 	}
 	if d, derr := itemsDigest(out.Items); derr == nil && d != remembered {
 		// remembering is an optimisation: a cache that cannot be written costs the next run time only
-		_ = w.store.remember(w.key, d)
+		_ = w.store.remember(w.key, d, identitiesDigest(out.Items))
 	}
 	return out, nil
 }

@@ -59,6 +59,19 @@ func TestItemsDigest(t *testing.T) {
 			t.Errorf("%s: same digest %v, want %v", tt.name, d == d0, tt.same)
 		}
 	}
+	// what has the same digest has the same identities, so that the identities may rule a list out
+	ids0 := identitiesDigest([]*yaml.RNode{parse(t, base)})
+	for _, tt := range tests {
+		if ids := identitiesDigest([]*yaml.RNode{parse(t, tt.other)}); tt.same && ids != ids0 {
+			t.Errorf("%s: the same digest, other identities", tt.name)
+		}
+	}
+	for _, other := range []string{strings.Replace(base, "name: a", "name: b", 1), strings.Replace(base, "  name: a", "  namespace: x\n  name: a", 1),
+		strings.Replace(base, "kind: ConfigMap", "kind: Secret", 1), strings.Replace(base, "v1", "v2", 1)} {
+		if identitiesDigest([]*yaml.RNode{parse(t, other)}) == ids0 {
+			t.Errorf("another resource has the same identities:\n%s", other)
+		}
+	}
 	two, _ := itemsDigest([]*yaml.RNode{parse(t, base), parse(t, tests[4].other)})
 	swapped, _ := itemsDigest([]*yaml.RNode{parse(t, tests[4].other), parse(t, base)})
 	if two != swapped {
@@ -128,9 +141,23 @@ func TestRerunsThroughThePipeline(t *testing.T) {
 	if f.runs.Load() != 1 || !skipped(res[0]) || second != first {
 		t.Errorf("re-run on its own output: %d runs, skipped %v, output changed %v", f.runs.Load(), skipped(res[0]), second != first)
 	}
-	// a changed input runs again
+	// a record without the identities (as written before they were kept) still skips
+	digest, ids := store.output(key)
+	if digest == "" || ids == "" {
+		t.Fatalf("the record holds digest %q, identities %q", digest, ids)
+	}
+	if err := os.WriteFile(store.path(key), []byte(digest+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, res = run(first); f.runs.Load() != 1 || !skipped(res[0]) {
+		t.Errorf("re-run with a digest-only record: %d runs, skipped %v", f.runs.Load(), skipped(res[0]))
+	}
+	// a changed input runs again: its identities differ, or (a value) its digest
 	if _, res = run(strings.Replace(first, "name: b", "name: c", 1)); f.runs.Load() != 2 || skipped(res[0]) {
 		t.Errorf("changed input: %d runs, skipped %v", f.runs.Load(), skipped(res[0]))
+	}
+	if _, res = run(strings.Replace(first, "# keep me", "# keep me\n  labels: {x: y}", 1)); f.runs.Load() != 3 || skipped(res[0]) {
+		t.Errorf("changed value: %d runs, skipped %v", f.runs.Load(), skipped(res[0]))
 	}
 	// another config is another key
 	other, _ := skipKey("sha256:abc", parse(t, "apiVersion: fn.example.com/v1\nkind: SetLabels\nlabels: {team: other}\n"))
