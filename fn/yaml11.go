@@ -4,6 +4,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -28,8 +29,11 @@ func FastPathsEnabled() bool {
 	return v == "" || v == "0"
 }
 
-// base60Float is yaml.v3's pattern for YAML 1.1 sexagesimal numbers (12:30, 1:20:00.5).
-var base60Float = regexp.MustCompile(`^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`)
+// base60Float is yaml.v3's pattern for YAML 1.1 sexagesimal numbers (12:30, 1:20:00.5), compiled
+// on first use: most runs never meet a colon in a changed value, and every start would pay it.
+var base60Float = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`)
+})
 
 // IsYAML11LookAlike reports whether a string, written plain, would be read as something other than a
 // string by a YAML 1.1 parser or by yaml.v3: the strings yaml.v3's Marshal writes quoted (y, Yes,
@@ -43,7 +47,7 @@ func IsYAML11LookAlike(v string) bool {
 	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "n", "N", "no", "No", "NO", "off", "Off", "OFF":
 		return true
 	}
-	if strings.IndexByte(v, ':') >= 0 && base60Float.MatchString(v) {
+	if strings.IndexByte(v, ':') >= 0 && base60Float().MatchString(v) {
 		return true
 	}
 	if resolvedTag(v) != "!!str" {

@@ -122,7 +122,7 @@ func lookAlikeByParsing(v string) bool {
 	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "n", "N", "no", "No", "NO", "off", "Off", "OFF":
 		return true
 	}
-	if strings.IndexByte(v, ':') >= 0 && base60Float.MatchString(v) {
+	if strings.IndexByte(v, ':') >= 0 && base60Float().MatchString(v) {
 		return true
 	}
 	return (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag() != "!!str" || yaml.IsValueNonString(v)
