@@ -52,4 +52,6 @@ module yaml go.yaml.in/yaml/v3
 module semver github.com/Masterminds/semver/v3
 module oras-go oras.land/oras-go/v2
 module go-digest github.com/opencontainers/go-digest
+module client_golang github.com/prometheus/client_golang
+module procfs github.com/prometheus/procfs
 exit $status
