@@ -88,6 +88,9 @@ moves them through OCI registries, and resolves and runs the functions they name
 		for _, c := range commands {
 			if c.name == args[0] {
 				root.AddCommand(c.build(streams))
+				// and without cobra's completion command, which only `completion` as the first
+				// argument reaches (it and its four subcommands cost 0.1 ms)
+				root.CompletionOptions.DisableDefaultCmd = true
 				return root
 			}
 		}
