@@ -174,6 +174,14 @@ replace sigs.k8s.io/kustomize/api => ./third_party/kustomize-api
 
 replace github.com/Masterminds/semver/v3 => ./third_party/semver
 
+replace oras.land/oras-go/v2 => ./third_party/oras-go
+
+replace github.com/opencontainers/go-digest => ./third_party/go-digest
+
+replace github.com/prometheus/client_golang => ./third_party/client_golang
+
+replace github.com/prometheus/procfs => ./third_party/procfs
+
 // pkg/krmfn is its own module, so that function authors depend on it alone; the examples and the
 // CLI use the copy in this tree.
 replace github.com/krm-catalog/krm-catalog/pkg/krmfn => ./pkg/krmfn

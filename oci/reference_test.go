@@ -1,8 +1,10 @@
 package oci_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,6 +32,36 @@ func TestParseReference(t *testing.T) {
 		}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+// TestParseReferenceRejects holds the checks of oras-go's and go-digest's regular expressions,
+// which the copies in third_party compile on first use instead of at start-up.
+func TestParseReferenceRejects(t *testing.T) {
+	t.Parallel()
+	const hex = "0dccf88826d80f10f13332fbc81c34af84fad81718c2266c151efaabf7922120"
+	tests := []struct{ name, in string }{
+		{"upper-case repository", "registry.example.com/Catalogs/platform:v1"},
+		{"repository ending in a separator", "registry.example.com/catalogs-:v1"},
+		{"tag starting with a dot", "registry.example.com/catalogs/platform:.v1"},
+		{"tag of 129 characters", "registry.example.com/catalogs/platform:" + strings.Repeat("a", 129)},
+		{"upper-case digest", "registry.example.com/fns/x@sha256:" + strings.ToUpper(hex)},
+		{"digest not hex", "registry.example.com/fns/x@sha256:" + strings.Repeat("g", 64)},
+		{"sha512 digest not hex", "registry.example.com/fns/x@sha512:" + strings.Repeat("z", 128)},
+	}
+	for _, tc := range tests {
+		if got, err := oci.ParseReference(tc.in); !errors.Is(err, oci.ErrInvalidReference) {
+			t.Errorf("%s: %q parsed as %+v, %v; want ErrInvalidReference", tc.name, tc.in, got, err)
+		}
+	}
+	// the longest tag the expression accepts, and a sha512 digest
+	for _, in := range []string{
+		"registry.example.com/catalogs/platform:" + strings.Repeat("a", 128),
+		"registry.example.com/fns/x@sha512:" + hex + hex,
+	} {
+		if _, err := oci.ParseReference(in); err != nil {
+			t.Errorf("%q: %v", in, err)
 		}
 	}
 }

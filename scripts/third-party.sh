@@ -50,4 +50,8 @@ module jsonschema github.com/santhosh-tekuri/jsonschema/v5
 module kustomize-api sigs.k8s.io/kustomize/api
 module yaml go.yaml.in/yaml/v3
 module semver github.com/Masterminds/semver/v3
+module oras-go oras.land/oras-go/v2
+module go-digest github.com/opencontainers/go-digest
+module client_golang github.com/prometheus/client_golang
+module procfs github.com/prometheus/procfs
 exit $status

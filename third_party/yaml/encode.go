@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -299,12 +300,22 @@ func isBase60Float(s string) (result bool) {
 		return false
 	}
 	// Do the full match.
+	base60floatOnce.Do(compileBase60float)
 	return base60float.MatchString(s)
 }
 
 // From http://yaml.org/type/float.html, except the regular expression there
 // is bogus. In practice parsers do not enforce the "\.[0-9_]*" suffix.
-var base60float = regexp.MustCompile(`^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`)
+// base60float is compiled on first use (compileBase60float, once), not at the start of every
+// program that links this package.
+var (
+	base60float     *regexp.Regexp
+	base60floatOnce sync.Once
+)
+
+func compileBase60float() {
+	base60float = regexp.MustCompile(`^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`)
+}
 
 // isOldBool returns whether s is bool notation as defined in YAML 1.1.
 //

@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -121,7 +122,16 @@ func resolvableTag(tag string) bool {
 	return false
 }
 
-var yamlStyleFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+// yamlStyleFloat is compiled on first use (compileYamlStyleFloat, once), not at the start of every
+// program that links this package.
+var (
+	yamlStyleFloat     *regexp.Regexp
+	yamlStyleFloatOnce sync.Once
+)
+
+func compileYamlStyleFloat() {
+	yamlStyleFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+}
 
 func resolve(tag string, in string) (rtag string, out interface{}) {
 	tag = shortTag(tag)
@@ -201,6 +211,7 @@ func resolve(tag string, in string) (rtag string, out interface{}) {
 			if err == nil {
 				return intTag, uintv
 			}
+			yamlStyleFloatOnce.Do(compileYamlStyleFloat)
 			if yamlStyleFloat.MatchString(plain) {
 				floatv, err := strconv.ParseFloat(plain, 64)
 				if err == nil {

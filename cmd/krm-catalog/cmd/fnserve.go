@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -113,8 +111,7 @@ func fnServe(ctx context.Context, cmd *cobra.Command, o *fnOptions, s *fnServeOp
 		}
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := newMetricsRegistry()
 	ev := evaluator.New(evaluator.Options{
 		Resolver: r.Resolver(), Runner: r,
 		CallTimeout: s.callTimeout, MaxConcurrent: s.maxConcurrent, MaxQueued: s.maxQueued,

@@ -17,14 +17,6 @@ import (
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
 
-// ociCommands are the commands that move artifacts through OCI registries.
-func ociCommands() []*cobra.Command {
-	return []*cobra.Command{
-		newPushCmd(), newPullCmd(), newSignCmd(), newAttachCmd(), newDiscoverCmd(), newVerifyCmd(),
-		newLoginCmd(), newLogoutCmd(),
-	}
-}
-
 // registryFlags are the flags every registry command shares.
 type registryFlags struct {
 	plainHTTP bool

@@ -204,8 +204,7 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 	if err != nil {
 		return err
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), server.NewPoolCollector(st))
+	reg := newMetricsRegistry(server.NewPoolCollector(st))
 	cache := server.NewContentCache(cacheSize)
 	var signatures *server.Signatures
 	if registry != nil {
@@ -271,4 +270,13 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// newMetricsRegistry is the registry serve and fn serve expose on /metrics: the Go runtime's and
+// the process's collectors, then the command's own.
+func newMetricsRegistry(cs ...prometheus.Collector) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(cs...)
+	return reg
 }

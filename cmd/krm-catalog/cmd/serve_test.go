@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestLogLevel(t *testing.T) {
@@ -77,5 +79,44 @@ func TestShutdownDelayDefault(t *testing.T) {
 	}
 	if got := newServeCmd(IO{}).Flags().Lookup("shutdown-delay").DefValue; got != defaultShutdownDelay.String() {
 		t.Errorf("--shutdown-delay default %s, want %s", got, defaultShutdownDelay)
+	}
+}
+
+// TestMetricsRegistry holds what serve and fn serve expose besides their own metrics, and what
+// Prometheus's default registry holds: third_party/client_golang registers the default
+// registry's collectors at its first use rather than at start-up, and third_party/procfs compiles
+// the expressions that read /proc/self/limits (process_max_fds) on first use.
+func TestMetricsRegistry(t *testing.T) {
+	t.Parallel()
+	own := prometheus.NewCounter(prometheus.CounterOpts{Name: "krm_catalog_test_total", Help: "a test counter"})
+	want := []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "process_open_fds", "process_max_fds", "process_resident_memory_bytes"}
+	tests := []struct {
+		name     string
+		gatherer prometheus.Gatherer
+		want     []string
+	}{
+		{"serve's registry", newMetricsRegistry(own), append(want, "krm_catalog_test_total")},
+		{"the default registry", prometheus.DefaultGatherer, want},
+	}
+	for _, tc := range tests {
+		families, err := tc.gatherer.Gather()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := map[string]bool{}
+		for _, f := range families {
+			// process_max_fds comes from /proc/self/limits, parsed with a regular expression
+			if f.GetName() == "process_max_fds" {
+				if v := f.GetMetric()[0].GetGauge().GetValue(); v <= 0 {
+					t.Errorf("%s: process_max_fds is %v", tc.name, v)
+				}
+			}
+			got[f.GetName()] = true
+		}
+		for _, name := range tc.want {
+			if !got[name] {
+				t.Errorf("%s gathers no %s", tc.name, name)
+			}
+		}
 	}
 }
