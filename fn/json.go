@@ -61,19 +61,28 @@ func jsonError(err error) error {
 // strings (keys above all) are shared. Decoding a ResourceList is on the path of every function
 // call.
 type jsonParser struct {
-	slab    []yaml.Node
+	slab    nodeSlab
 	stack   []*yaml.Node
 	strs    map[string]string
 	unquote []byte
 }
 
 func (p *jsonParser) node(kind yaml.Kind, tag, value string) *yaml.Node {
-	if len(p.slab) == 0 {
-		p.slab = make([]yaml.Node, 256)
-	}
-	n := &p.slab[0]
-	p.slab = p.slab[1:]
+	n := p.slab.next()
 	n.Kind, n.Tag, n.Value = kind, tag, value
+	return n
+}
+
+// nodeSlab hands out nodes from blocks of 256: one allocation for many small ones, which is most
+// of what reading a ResourceList allocates.
+type nodeSlab []yaml.Node
+
+func (s *nodeSlab) next() *yaml.Node {
+	if len(*s) == 0 {
+		*s = make([]yaml.Node, 256)
+	}
+	n := &(*s)[0]
+	*s = (*s)[1:]
 	return n
 }
 

@@ -135,6 +135,11 @@ func decodeYAMLDocuments(data []byte) ([]*yaml.Node, error) {
 			return docs, nil
 		}
 	}
+	return decodeYAMLv3(data)
+}
+
+// decodeYAMLv3 is decodeYAMLDocuments through yaml.v3 alone.
+func decodeYAMLv3(data []byte) ([]*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*yaml.Node
 	for {

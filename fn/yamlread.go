@@ -23,7 +23,7 @@ type fastReader struct {
 	pos  int // offset in src
 	line int // 1-based line of pos
 	bol  int // offset of the start of pos's line
-	slab []yaml.Node
+	slab nodeSlab
 	text string // src as one string, of which every value read as it is written is a part
 }
 
@@ -72,11 +72,7 @@ func readYAMLFast(data []byte) (docs []*yaml.Node, ok bool) {
 }
 
 func (r *fastReader) node(kind yaml.Kind, tag, value string) *yaml.Node {
-	if len(r.slab) == 0 {
-		r.slab = make([]yaml.Node, 256)
-	}
-	n := &r.slab[0]
-	r.slab = r.slab[1:]
+	n := r.slab.next()
 	n.Kind, n.Tag, n.Value = kind, tag, value
 	n.Line, n.Column = r.line, r.pos-r.bol+1
 	return n
@@ -303,10 +299,8 @@ func (r *fastReader) inline(indent, depth int) (*yaml.Node, bool) {
 	switch r.src[r.pos] {
 	case '[', '{':
 		n = r.flow(depth)
-	case '"':
-		n = r.doubleQuoted()
-	case '\'':
-		n = r.singleQuoted()
+	case '"', '\'':
+		n = r.quoted()
 	case '|':
 		return r.literal(indent)
 	default:
@@ -350,17 +344,34 @@ func (r *fastReader) plain() *yaml.Node {
 	return r.scalarNode(start, end)
 }
 
-// doubleQuoted reads a double-quoted scalar on one line, with the escapes of quotes and
-// backslashes only.
-func (r *fastReader) doubleQuoted() *yaml.Node {
+// quoted reads a quoted scalar on one line: in single quotes, with a quote doubled; in double
+// quotes, with the escapes of quotes and backslashes only.
+func (r *fastReader) quoted() *yaml.Node {
+	q := r.src[r.pos]
 	n := r.node(yaml.ScalarNode, "!!str", "")
-	n.Style = yaml.DoubleQuotedStyle
+	n.Style = yaml.SingleQuotedStyle
+	if q == '"' {
+		n.Style = yaml.DoubleQuotedStyle
+	}
 	r.pos++
 	start := r.pos
-	var buf []byte
+	var buf []byte // the value, once an escape makes it differ from the text
 	for r.pos < len(r.src) {
-		switch c := r.src[r.pos]; c {
-		case '"':
+		c := r.src[r.pos]
+		escaped := false // c and the byte after it stand for that byte
+		switch {
+		case c == '\n':
+			return nil
+		case q == '"' && c == '\\':
+			if r.pos+1 == len(r.src) || r.src[r.pos+1] != '"' && r.src[r.pos+1] != '\\' {
+				return nil
+			}
+			escaped = true
+		case c == q:
+			if q == '\'' && r.pos+1 < len(r.src) && r.src[r.pos+1] == '\'' {
+				escaped = true
+				break
+			}
 			if buf == nil {
 				n.Value = r.textOf(start, r.pos)
 			} else {
@@ -368,59 +379,17 @@ func (r *fastReader) doubleQuoted() *yaml.Node {
 			}
 			r.pos++
 			return n
-		case '\\':
-			if r.pos+1 == len(r.src) || r.src[r.pos+1] != '"' && r.src[r.pos+1] != '\\' {
-				return nil
-			}
+		}
+		if escaped {
 			if buf == nil {
 				buf = append([]byte(nil), r.src[start:r.pos]...)
 			}
 			buf = append(buf, r.src[r.pos+1])
 			r.pos += 2
 			continue
-		case '\n':
-			return nil
-		default:
-			if buf != nil {
-				buf = append(buf, c)
-			}
 		}
-		r.pos++
-	}
-	return nil
-}
-
-// singleQuoted reads a single-quoted scalar on one line.
-func (r *fastReader) singleQuoted() *yaml.Node {
-	n := r.node(yaml.ScalarNode, "!!str", "")
-	n.Style = yaml.SingleQuotedStyle
-	r.pos++
-	start := r.pos
-	var buf []byte
-	for r.pos < len(r.src) {
-		switch c := r.src[r.pos]; c {
-		case '\'':
-			if r.pos+1 < len(r.src) && r.src[r.pos+1] == '\'' {
-				if buf == nil {
-					buf = append([]byte(nil), r.src[start:r.pos]...)
-				}
-				buf = append(buf, '\'')
-				r.pos += 2
-				continue
-			}
-			if buf == nil {
-				n.Value = r.textOf(start, r.pos)
-			} else {
-				n.Value = string(buf)
-			}
-			r.pos++
-			return n
-		case '\n':
-			return nil
-		default:
-			if buf != nil {
-				buf = append(buf, c)
-			}
+		if buf != nil {
+			buf = append(buf, c)
 		}
 		r.pos++
 	}
@@ -584,10 +553,8 @@ func (r *fastReader) flowItem(depth int) *yaml.Node {
 	switch r.src[r.pos] {
 	case '[', '{':
 		return r.flow(depth + 1)
-	case '"':
-		return r.doubleQuoted()
-	case '\'':
-		return r.singleQuoted()
+	case '"', '\'':
+		return r.quoted()
 	}
 	start := r.pos
 	if !plainStart(r.src, r.pos) {

@@ -1,10 +1,7 @@
 package fn
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,26 +12,6 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/fn/fntest"
 )
-
-// readYAMLv3 is decodeYAMLDocuments without the fast reader.
-func readYAMLv3(data []byte) ([]*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var docs []*yaml.Node
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null") {
-			continue
-		}
-		docs = append(docs, &doc)
-	}
-}
 
 // nodeDiff says where two node trees differ in anything yaml.v3 records, or "".
 func nodeDiff(path string, a, b *yaml.Node) string {
@@ -58,7 +35,7 @@ func nodeDiff(path string, a, b *yaml.Node) string {
 func checkFastRead(t *testing.T, name string, data []byte) bool {
 	t.Helper()
 	got, ok := readYAMLFast(data)
-	want, err := readYAMLv3(data)
+	want, err := decodeYAMLv3(data)
 	if !ok {
 		return false
 	}
