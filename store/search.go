@@ -222,9 +222,9 @@ CROSS JOIN LATERAL (SELECT to_tsquery('english', w.word || ':*') AS query) q
 CROSS JOIN LATERAL (SELECT substring(q.query::text FROM '^''([^''\\]+)'':\*$') COLLATE "C" AS stem) p
 ORDER BY w.i`
 
-// lexemeShares returns the share of functions each of the search column's most common words is in,
-// by the planner's statistics, read at most once a minute (they change with ANALYZE, and only
-// choose a plan); nil without statistics.
+// lexemeShares returns the share of current functions each of the search column's most common
+// words is in, by the planner's statistics of function_facets, which the counts read, read at most
+// once a minute (they change with ANALYZE, and only choose a plan); nil without statistics.
 func (s *Store) lexemeShares(ctx context.Context) map[string]float64 {
 	s.shares.mu.Lock()
 	defer s.shares.mu.Unlock()
@@ -257,7 +257,7 @@ func (s *Store) lexemeShares(ctx context.Context) map[string]float64 {
 
 const sqlLexemeShares = `
 SELECT e, f::float8 FROM pg_stats, unnest(most_common_elems::text::text[], most_common_elem_freqs) AS x(e, f)
-WHERE schemaname = current_schema() AND tablename = 'functions' AND attname = 'search' AND e IS NOT NULL`
+WHERE schemaname = current_schema() AND tablename = 'function_facets' AND attname = 'search' AND e IS NOT NULL`
 
 // expandedWord is one word of an expanded query: query is to_tsquery's reading of the word as a
 // prefix ("" for a stop word), isPrefix whether that reading is one prefix, lexemes the words of

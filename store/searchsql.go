@@ -76,16 +76,24 @@ func filterCount(q SearchQuery) int {
 	return n
 }
 
-// match returns the condition a text search's results meet: the words, or a kind the text begins.
+// match returns the condition a text search's results meet in function_facets f: the words, or a
+// kind the text begins.
 func (b *searchSQL) match(t text) string {
-	return "(f.search @@ " + b.tsquery(t) + " OR " + b.kindPrefix(t) + ")"
+	return "(f.search @@ " + b.tsquery(t) + " OR " + b.kindPrefix(t, facetsKind) + ")"
 }
 
-// kindPrefix is the condition that the kind begins with the text, ignoring case, spaces and
-// punctuation ("setnames" finds SetNamespace): the index holds a kind's parts, not the whole kind
-// (nameWords). The text is letters and digits only, so it holds no LIKE wildcard.
-func (b *searchSQL) kindPrefix(t text) string {
-	return "lower(f.kind) LIKE " + b.arg("kindPrefix", t.exact+"%")
+// The lower-case kind in functions f and in function_facets f, each with an index of its own.
+const (
+	functionsKind = "lower(f.kind)"
+	facetsKind    = "f.kind_lower"
+)
+
+// kindPrefix is the condition that the kind (lowerKind, functionsKind or facetsKind) begins with
+// the text, ignoring case, spaces and punctuation ("setnames" finds SetNamespace): the index holds
+// a kind's parts, not the whole kind (nameWords). The text is letters and digits only, so it holds
+// no LIKE wildcard.
+func (b *searchSQL) kindPrefix(t text, lowerKind string) string {
+	return lowerKind + " LIKE " + b.arg("kindPrefix", t.exact+"%")
 }
 
 // tsquery is the text's expanded query (Store.expand), or its words as prefixes.
@@ -103,7 +111,7 @@ func (b *searchSQL) tierCondition(t text, rank int) string {
 		return "lower(f.kind) = " + b.arg("exact", t.exact)
 	}
 	q := b.tsquery(t)
-	name := "(f.name_search @@ " + q + " OR " + b.kindPrefix(t) + ")"
+	name := "(f.name_search @@ " + q + " OR " + b.kindPrefix(t, functionsKind) + ")"
 	switch rank {
 	case rankName:
 		return name + " AND lower(f.kind) <> " + b.arg("exact", t.exact)
@@ -151,7 +159,9 @@ const (
 
 var facetNames = [...]string{countPublisher: "publisher", countTag: "tag", countRuntime: "runtime"}
 
-// countStatement counts the total and the facets. Each answer row is (part, value, count): a count
+// countStatement counts the total and the facets, reading function_facets (migrations/0011), which
+// holds only the current functions, in rows less than half as wide as those of functions. Each
+// answer row is (part, value, count): a count
 // per value, and a row with a NULL value holding how many matches the part counted, which is more
 // than CountCap when it stopped there (for countKeptTotal: the exact total). Matches are read at
 // most CountCap+1 at a time, once per distinct set of conditions (the total applies every filter;
@@ -176,7 +186,6 @@ var facetNames = [...]string{countPublisher: "publisher", countTag: "tag", count
 func countStatement(q SearchQuery, t text, probeRows, sampleMod int) (string, []any) {
 	c := &counts{b: newSearchSQL(), q: q, withText: t.tsquery != "", filters: filterCount(q), samples: map[string]string{},
 		sampleMod: sampleMod, expanded: t.expanded, share: t.share}
-	c.base = []string{current}
 	if c.withText {
 		c.base = append(c.base, c.b.match(t))
 		if c.filters > 0 {
@@ -206,7 +215,7 @@ type counts struct {
 	q         SearchQuery
 	withText  bool
 	filters   int
-	base      []string          // what every match meets: current, and the text
+	base      []string          // what every match meets: the text, if any
 	probe     string            // the probe's CTE, "" without one
 	probeSize int               // how many rows the probe reads
 	sampleMod int               // the modulus of the ids an unfiltered text search samples first
@@ -231,7 +240,11 @@ func (c *counts) sampleLimit() string { return " LIMIT " + c.b.arg("sample", Cou
 
 // matches selects the matches that also meet filterConds, in the planner's own plan.
 func (c *counts) matches(filterConds []string) string {
-	return "SELECT " + sampleColumns + " FROM functions f WHERE " + and(append(slices.Clone(c.base), filterConds...))
+	conds := append(slices.Clone(c.base), filterConds...)
+	if len(conds) == 0 {
+		conds = []string{"true"}
+	}
+	return "SELECT " + sampleColumns + " FROM function_facets f WHERE " + and(conds)
 }
 
 // probeRows is the probe's body: the text's first probeSize matches, filters aside.

@@ -1,7 +1,7 @@
-WITH m0 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND f.tags @> $1::text[] AND f.runtimes @> ARRAY[$2::text] LIMIT $3),
-m1 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND f.publisher = $4 AND f.runtimes @> ARRAY[$2::text] LIMIT $3),
-m2 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND f.tags @> $1::text[] AND f.publisher = $4 LIMIT $3),
-m3 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND f.tags @> $1::text[] AND f.publisher = $4 AND f.runtimes @> ARRAY[$2::text] LIMIT $3)
+WITH m0 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE f.tags @> $1::text[] AND f.runtimes @> ARRAY[$2::text] LIMIT $3),
+m1 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE f.publisher = $4 AND f.runtimes @> ARRAY[$2::text] LIMIT $3),
+m2 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE f.tags @> $1::text[] AND f.publisher = $4 LIMIT $3),
+m3 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE f.tags @> $1::text[] AND f.publisher = $4 AND f.runtimes @> ARRAY[$2::text] LIMIT $3)
 SELECT 0, NULL, count(*)::int FROM m0
 UNION ALL SELECT 0, publisher, count(*)::int FROM m0 GROUP BY 2
 UNION ALL SELECT 1, NULL, count(*)::int FROM m1

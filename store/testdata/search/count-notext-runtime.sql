@@ -1,4 +1,4 @@
-WITH m0 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND f.runtimes @> ARRAY[$1::text] LIMIT $2)
+WITH m0 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE f.runtimes @> ARRAY[$1::text] LIMIT $2)
 SELECT 0, NULL, count(*)::int FROM m0
 UNION ALL SELECT 0, publisher, count(*)::int FROM m0 GROUP BY 2
 UNION ALL SELECT 1, NULL, count(*)::int FROM m0

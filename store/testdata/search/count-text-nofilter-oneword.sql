@@ -1,4 +1,4 @@
-WITH m0 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND (f.search @@ to_tsquery('english', $1) OR lower(f.kind) LIKE $2) LIMIT $3)
+WITH m0 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE (f.search @@ to_tsquery('english', $1) OR f.kind_lower LIKE $2) LIMIT $3)
 SELECT 0, NULL, count(*)::int FROM m0
 UNION ALL SELECT 0, publisher, count(*)::int FROM m0 GROUP BY 2
 UNION ALL SELECT 1, NULL, count(*)::int FROM m0

@@ -1,7 +1,7 @@
-WITH probe AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND (f.search @@ $1::tsquery OR lower(f.kind) LIKE $2) LIMIT $3),
+WITH probe AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE (f.search @@ $1::tsquery OR f.kind_lower LIKE $2) LIMIT $3),
 m0 AS MATERIALIZED (SELECT * FROM probe LIMIT $4),
 m1 AS MATERIALIZED ((SELECT * FROM probe f WHERE f.publisher = $5 LIMIT $4)
-  UNION ALL (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND (f.search @@ $1::tsquery OR lower(f.kind) LIKE $2) AND f.publisher = $5 AND (SELECT count(*) FROM probe) = $3 AND f.id NOT IN (SELECT id FROM probe)) LIMIT $4)
+  UNION ALL (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE (f.search @@ $1::tsquery OR f.kind_lower LIKE $2) AND f.publisher = $5 AND (SELECT count(*) FROM probe) = $3 AND f.id NOT IN (SELECT id FROM probe)) LIMIT $4)
 SELECT 0, NULL, count(*)::int FROM m0
 UNION ALL SELECT 0, publisher, count(*)::int FROM m0 GROUP BY 2
 UNION ALL SELECT 1, NULL, count(*)::int FROM m1

@@ -1,6 +1,6 @@
-WITH probe AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND (f.search @@ $1::tsquery OR lower(f.kind) LIKE $2) LIMIT $3),
+WITH probe AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE (f.search @@ $1::tsquery OR f.kind_lower LIKE $2) LIMIT $3),
 m0 AS MATERIALIZED ((SELECT * FROM probe f WHERE $4::text = ANY(f.runtimes) LIMIT $5)
-  UNION ALL (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND (f.search @@ $1::tsquery OR lower(f.kind) LIKE $2) AND $4::text = ANY(f.runtimes) AND (SELECT count(*) FROM probe) = $3 AND f.id NOT IN (SELECT id FROM probe)) LIMIT $5),
+  UNION ALL (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE (f.search @@ $1::tsquery OR f.kind_lower LIKE $2) AND $4::text = ANY(f.runtimes) AND (SELECT count(*) FROM probe) = $3 AND f.id NOT IN (SELECT id FROM probe)) LIMIT $5),
 m1 AS MATERIALIZED (SELECT * FROM probe LIMIT $5)
 SELECT 0, NULL, count(*)::int FROM m0
 UNION ALL SELECT 0, publisher, count(*)::int FROM m0 GROUP BY 2
