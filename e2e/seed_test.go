@@ -62,8 +62,8 @@ func publishGenerated(ctx context.Context, st *store.Store, c int) error {
 // would take half an hour here): each copy k repeats every function under the group
 // "cK-GROUP", with the same kind, description, tags and runtimes, and the kept facet totals are
 // counted again and the copies' words added to the search words. Only the search view is copied
-// (no catalog versions, no function_versions rows): search reads nothing else, but the copies
-// have no function pages.
+// (functions and function_facets; no catalog versions, no function_versions rows): search reads
+// nothing else, but the copies have no function pages.
 func cloneFunctions(tb testing.TB, db *pgxpool.Pool, copies int) {
 	tb.Helper()
 	ctx := context.Background()
@@ -71,6 +71,9 @@ func cloneFunctions(tb testing.TB, db *pgxpool.Pool, copies int) {
 		if _, err := db.Exec(ctx, sqlCloneFunctions, fmt.Sprintf("c%d", k)); err != nil {
 			tb.Fatalf("clone functions: %v", err)
 		}
+	}
+	if _, err := db.Exec(ctx, sqlCloneFacets); err != nil {
+		tb.Fatalf("clone function facets: %v", err)
 	}
 	if _, err := db.Exec(ctx, sqlCloneLexemes); err != nil {
 		tb.Fatalf("clone search words: %v", err)
@@ -86,6 +89,11 @@ INSERT INTO functions (fn_group, kind, publisher_id, publisher, description, tag
 SELECT $1 || '-' || fn_group, kind, publisher_id, publisher, description, tags, runtimes, versions, catalogs,
        $1 || '-' || name_words || ' ' || $1, tag_words
 FROM functions WHERE fn_group NOT LIKE 'c%'`
+	// the copies' rows of what counts read, as a publish writes them
+	sqlCloneFacets = `
+INSERT INTO function_facets (id, kind_lower, publisher, tags, runtimes, search)
+SELECT id, lower(kind), publisher, tags, runtimes, search FROM functions
+WHERE fn_group LIKE 'c%' AND cardinality(versions) > 0 ORDER BY id`
 	// the copies' new words (their groups, "cK") for prefix expansion, as a publish adds them
 	sqlCloneLexemes = `
 INSERT INTO search_lexemes

@@ -206,6 +206,18 @@ ON CONFLICT (facet, value) DO UPDATE SET count = facet_totals.count + EXCLUDED.c
 INSERT INTO search_lexemes
 SELECT DISTINCT l FROM functions, unnest(tsvector_to_array(search)) AS l WHERE id = ANY($1) ORDER BY l
 ON CONFLICT DO NOTHING`
+	// function_facets follows the refreshed functions (migrations/0011): the current ones are
+	// written where they changed, the others removed
+	sqlSyncFacets = `
+WITH f AS (
+    SELECT id, cardinality(versions) > 0 AS current, lower(kind) AS kind_lower, publisher, tags, runtimes, search
+    FROM functions WHERE id = ANY($1)),
+gone AS (DELETE FROM function_facets c USING f WHERE c.id = f.id AND NOT f.current)
+INSERT INTO function_facets (id, kind_lower, publisher, tags, runtimes, search)
+SELECT id, kind_lower, publisher, tags, runtimes, search FROM f WHERE current ORDER BY id
+ON CONFLICT (id) DO UPDATE SET tags = EXCLUDED.tags, runtimes = EXCLUDED.runtimes, search = EXCLUDED.search
+WHERE (function_facets.tags, function_facets.runtimes, function_facets.search) IS DISTINCT FROM
+    (EXCLUDED.tags, EXCLUDED.runtimes, EXCLUDED.search)`
 	sqlUpdateFunction = `
 UPDATE functions SET description = $2, tags = $3, runtimes = $4, versions = $5, catalogs = $6,
     name_words = $7, tag_words = $8, updated_at = now()
@@ -306,6 +318,7 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 		batch.Queue(sqlAddFacetTotals, facets, values, counts)
 	}
 	batch.Queue(sqlAddLexemes, ids)
+	batch.Queue(sqlSyncFacets, ids)
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return fmt.Errorf("refresh functions: %w", err)
 	}

@@ -63,7 +63,7 @@ const (
 	// passes (a runtime, a publisher, a tag that goes with the word) fills its sample from the probe.
 	DefaultSearchProbe = 4 * (CountCap + 1)
 	// DefaultSearchSample: one row in eight, the predicate of the partial indexes
-	// functions_search_sample and functions_kind_lower_sample (migrations/0010).
+	// function_facets_search_sample and function_facets_kind_lower_sample (migrations/0011).
 	DefaultSearchSample = 8
 )
 

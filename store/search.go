@@ -222,9 +222,9 @@ CROSS JOIN LATERAL (SELECT to_tsquery('english', w.word || ':*') AS query) q
 CROSS JOIN LATERAL (SELECT substring(q.query::text FROM '^''([^''\\]+)'':\*$') COLLATE "C" AS stem) p
 ORDER BY w.i`
 
-// lexemeShares returns the share of functions each of the search column's most common words is in,
-// by the planner's statistics, read at most once a minute (they change with ANALYZE, and only
-// choose a plan); nil without statistics.
+// lexemeShares returns the share of current functions each of the search column's most common
+// words is in, by the planner's statistics of function_facets, which the counts read, read at most
+// once a minute (they change with ANALYZE, and only choose a plan); nil without statistics.
 func (s *Store) lexemeShares(ctx context.Context) map[string]float64 {
 	s.shares.mu.Lock()
 	defer s.shares.mu.Unlock()
@@ -257,7 +257,7 @@ func (s *Store) lexemeShares(ctx context.Context) map[string]float64 {
 
 const sqlLexemeShares = `
 SELECT e, f::float8 FROM pg_stats, unnest(most_common_elems::text::text[], most_common_elem_freqs) AS x(e, f)
-WHERE schemaname = current_schema() AND tablename = 'functions' AND attname = 'search' AND e IS NOT NULL`
+WHERE schemaname = current_schema() AND tablename = 'function_facets' AND attname = 'search' AND e IS NOT NULL`
 
 // expandedWord is one word of an expanded query: query is to_tsquery's reading of the word as a
 // prefix ("" for a stop word), isPrefix whether that reading is one prefix, lexemes the words of
@@ -399,47 +399,98 @@ func (s *Store) page(ctx context.Context, q SearchQuery, t text, rank, offset, l
 
 // count fills in the total and the facets.
 func (s *Store) count(ctx context.Context, q SearchQuery, t text, res *SearchResult) error {
-	sql, args := countStatement(q, t, s.searchProbe, s.searchSample)
+	sql, args, parts := countStatement(q, t, s.searchProbe, s.searchSample)
 	rows, err := s.pool.Query(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	facets := [...]*[]FacetCount{countPublisher: &res.Facets.Publisher, countTag: &res.Facets.Tag, countRuntime: &res.Facets.Runtime}
-	var capped [countTotal + 1]bool
+	var samples [][]sampleMatch // by number
 	for rows.Next() {
 		var (
-			part  int
-			value *string
-			n     int
+			source         int
+			value          *string
+			n              *int
+			tags, runtimes []string
 		)
-		if err := rows.Scan(&part, &value, &n); err != nil {
+		if err := rows.Scan(&source, &value, &n, &tags, &runtimes); err != nil {
 			return err
 		}
 		switch {
-		case part == countKeptTotal:
-			res.Total = n
-		case value == nil && part == countTotal:
-			res.Total, res.TotalCapped = min(n, CountCap), n > CountCap
-		case value == nil:
-			capped[part] = n > CountCap
+		case source < 0:
+			k := sampleSource(source) // its own inverse
+			for len(samples) <= k {
+				samples = append(samples, nil)
+			}
+			m := sampleMatch{tags: tags, runtimes: runtimes}
+			if value != nil {
+				m.publisher = *value
+			}
+			samples[k] = append(samples[k], m)
+		case source == countKeptTotal:
+			res.Total = *n
 		default:
-			*facets[part] = append(*facets[part], FacetCount{Value: *value, Count: n})
+			*facets[source] = append(*facets[source], FacetCount{Value: *value, Count: *n})
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	for part, f := range facets {
-		for i := range *f {
-			if capped[part] {
-				// a sample holds CountCap+1 matches, of which CountCap are promised
-				(*f)[i].Count, (*f)[i].Capped = min((*f)[i].Count, CountCap), true
-			}
+	for part, k := range parts {
+		if k < 0 {
+			continue
 		}
+		var matches []sampleMatch
+		if k < len(samples) {
+			matches = samples[k]
+		}
+		// a sample holds CountCap+1 matches when there are more, of which CountCap are promised
+		capped := len(matches) > CountCap
+		if part == countTotal {
+			res.Total, res.TotalCapped = min(len(matches), CountCap), capped
+			continue
+		}
+		*facets[part] = countFacet(part, matches, capped)
+	}
+	for _, f := range facets {
 		sortFacet(*f)
 	}
 	return nil
+}
+
+// sampleMatch is one match of a count's sample: what the facets count.
+type sampleMatch struct {
+	publisher      string
+	tags, runtimes []string
+}
+
+// countFacet counts a facet's values over a sample's matches; capped marks each count as taken
+// over the first CountCap matches.
+func countFacet(part int, matches []sampleMatch, capped bool) []FacetCount {
+	n := map[string]int{}
+	for _, m := range matches {
+		switch part {
+		case countPublisher:
+			n[m.publisher]++
+		case countTag:
+			for _, v := range m.tags {
+				n[v]++
+			}
+		case countRuntime:
+			for _, v := range m.runtimes {
+				n[v]++
+			}
+		}
+	}
+	fc := make([]FacetCount, 0, len(n))
+	for v, c := range n {
+		if capped {
+			c = min(c, CountCap)
+		}
+		fc = append(fc, FacetCount{Value: v, Count: c, Capped: capped})
+	}
+	return fc
 }
 
 func sortFacet(fc []FacetCount) {

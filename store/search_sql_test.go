@@ -53,8 +53,8 @@ func TestSearchSQLGolden(t *testing.T) {
 			if text != "" {
 				withText = "text"
 			}
-			sql, args := countStatement(q, t, DefaultSearchProbe, DefaultSearchSample)
-			shapes = append(shapes, shape{fmt.Sprintf("count-%s-%s", withText, f.name), sql, args})
+			sql, args, parts := countStatement(q, t, DefaultSearchProbe, DefaultSearchSample)
+			shapes = append(shapes, shape{fmt.Sprintf("count-%s-%s", withText, f.name), sql + partsComment(parts), args})
 			ranks := []int{0}
 			if text != "" {
 				ranks = []int{rankExact, rankName, rankDescription, rankOther}
@@ -67,8 +67,8 @@ func TestSearchSQLGolden(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	// one word is not expanded (Store.expand), and sampled as before
-	sql, args := countStatement(SearchQuery{Text: "namespace"}, searchText("namespace"), DefaultSearchProbe, DefaultSearchSample)
-	shapes = append(shapes, shape{"count-text-nofilter-oneword", sql, args})
+	sql, args, parts := countStatement(SearchQuery{Text: "namespace"}, searchText("namespace"), DefaultSearchProbe, DefaultSearchSample)
+	shapes = append(shapes, shape{"count-text-nofilter-oneword", sql + partsComment(parts), args})
 	for _, s := range shapes {
 		if seen[s.name] {
 			t.Fatalf("two shapes named %s would share a golden file", s.name)
@@ -100,6 +100,11 @@ func TestSearchSQLGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// partsComment shows which sample each part of a count statement counts.
+func partsComment(parts [countTotal + 1]int) string {
+	return fmt.Sprintf("\n-- samples of publisher, tag, runtime, total (-1: kept): %v", parts)
 }
 
 // TestExpandedWord: how one word of a search becomes part of the tsquery.

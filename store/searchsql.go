@@ -76,16 +76,24 @@ func filterCount(q SearchQuery) int {
 	return n
 }
 
-// match returns the condition a text search's results meet: the words, or a kind the text begins.
+// match returns the condition a text search's results meet in function_facets f: the words, or a
+// kind the text begins.
 func (b *searchSQL) match(t text) string {
-	return "(f.search @@ " + b.tsquery(t) + " OR " + b.kindPrefix(t) + ")"
+	return "(f.search @@ " + b.tsquery(t) + " OR " + b.kindPrefix(t, facetsKind) + ")"
 }
 
-// kindPrefix is the condition that the kind begins with the text, ignoring case, spaces and
-// punctuation ("setnames" finds SetNamespace): the index holds a kind's parts, not the whole kind
-// (nameWords). The text is letters and digits only, so it holds no LIKE wildcard.
-func (b *searchSQL) kindPrefix(t text) string {
-	return "lower(f.kind) LIKE " + b.arg("kindPrefix", t.exact+"%")
+// The lower-case kind in functions f and in function_facets f, each with an index of its own.
+const (
+	functionsKind = "lower(f.kind)"
+	facetsKind    = "f.kind_lower"
+)
+
+// kindPrefix is the condition that the kind (lowerKind, functionsKind or facetsKind) begins with
+// the text, ignoring case, spaces and punctuation ("setnames" finds SetNamespace): the index holds
+// a kind's parts, not the whole kind (nameWords). The text is letters and digits only, so it holds
+// no LIKE wildcard.
+func (b *searchSQL) kindPrefix(t text, lowerKind string) string {
+	return lowerKind + " LIKE " + b.arg("kindPrefix", t.exact+"%")
 }
 
 // tsquery is the text's expanded query (Store.expand), or its words as prefixes.
@@ -103,7 +111,7 @@ func (b *searchSQL) tierCondition(t text, rank int) string {
 		return "lower(f.kind) = " + b.arg("exact", t.exact)
 	}
 	q := b.tsquery(t)
-	name := "(f.name_search @@ " + q + " OR " + b.kindPrefix(t) + ")"
+	name := "(f.name_search @@ " + q + " OR " + b.kindPrefix(t, functionsKind) + ")"
 	switch rank {
 	case rankName:
 		return name + " AND lower(f.kind) <> " + b.arg("exact", t.exact)
@@ -151,12 +159,21 @@ const (
 
 var facetNames = [...]string{countPublisher: "publisher", countTag: "tag", countRuntime: "runtime"}
 
-// countStatement counts the total and the facets. Each answer row is (part, value, count): a count
-// per value, and a row with a NULL value holding how many matches the part counted, which is more
-// than CountCap when it stopped there (for countKeptTotal: the exact total). Matches are read at
-// most CountCap+1 at a time, once per distinct set of conditions (the total applies every filter;
-// each facet every filter but its own). What a publish keeps is read instead where it is exact:
-// every function, or every function with one tag, publisher or runtime.
+// countStatement reads what the total and the facets are counted from, in function_facets
+// (migrations/0011), which holds only the current functions, in rows less than half as wide as
+// those of functions. Matches are read at most CountCap+1 at a time, once per distinct set of
+// conditions (the total applies every filter; each facet every filter but its own): a sample. What
+// a publish keeps is read instead where it is exact: every function, or every function with one
+// tag, publisher or runtime.
+//
+// Each answer row is (source, value, count, tags, runtimes). A row of a sample is one match: its
+// source is sampleSource(k) for the k-th sample, its value the publisher, with its tags and
+// runtimes, each NULL unless a part counting the sample counts it; parts says which sample each
+// part (countPublisher to countTotal) counts, -1 for one read from what a publish keeps. A row of facet_totals has its part as its source and a count: one
+// per value of a facet, or the exact total (countKeptTotal, value NULL). The store counts the
+// samples' matches itself: grouping them in the statement (three hash aggregates, two over
+// unnested arrays) cost more than reading them, 2.5-3 of 7-9.5 ms of backend CPU for the sample
+// of "set lab" at a million functions.
 //
 // A text search with filters reads its samples from one probe of the text's first probeRows
 // matches (Options.SearchProbe): the planner takes a word and a tag for independent, so where they
@@ -173,10 +190,9 @@ var facetNames = [...]string{countPublisher: "publisher", countTag: "tag", count
 // statistics take for broad (more than sampleBelow of all functions, such as one common word) is
 // sampled as before: the planner reads the table in order and has its sample within a few thousand
 // rows, where a bitmap of even an eighth of its matches would cost more.
-func countStatement(q SearchQuery, t text, probeRows, sampleMod int) (string, []any) {
-	c := &counts{b: newSearchSQL(), q: q, withText: t.tsquery != "", filters: filterCount(q), samples: map[string]string{},
+func countStatement(q SearchQuery, t text, probeRows, sampleMod int) (sql string, args []any, parts [countTotal + 1]int) {
+	c := &counts{b: newSearchSQL(), q: q, withText: t.tsquery != "", filters: filterCount(q), samples: map[string]int{},
 		sampleMod: sampleMod, expanded: t.expanded, share: t.share}
-	c.base = []string{current}
 	if c.withText {
 		c.base = append(c.base, c.b.match(t))
 		if c.filters > 0 {
@@ -192,12 +208,31 @@ func countStatement(q SearchQuery, t text, probeRows, sampleMod int) (string, []
 		filterConds := c.b.filters(q, skip, c.withText)
 		if facet, value, ok := c.kept(part, filterConds); ok {
 			c.selects = append(c.selects, c.keptRows(part, facet, value))
+			parts[part] = -1
 			continue
 		}
-		c.selects = append(c.selects, sampledRows(part, c.sample(filterConds))...)
+		parts[part] = c.sample(filterConds)
 	}
-	return c.statement(), c.b.args
+	for k := range len(c.samples) {
+		c.selects = append(c.selects, sampleRows(k, parts))
+	}
+	return c.statement(), c.b.args, parts
 }
+
+// sampleRows selects the matches of the k-th sample, with the columns that the parts counting it
+// count: NULL arrays cost the store nothing to decode.
+func sampleRows(k int, parts [countTotal + 1]int) string {
+	cols := [...]string{countPublisher: "NULL::text", countTag: "NULL::text[]", countRuntime: "NULL::text[]"}
+	for part, column := range [...]string{countPublisher: "publisher", countTag: "tags", countRuntime: "runtimes"} {
+		if parts[part] == k {
+			cols[part] = column
+		}
+	}
+	return "SELECT " + strconv.Itoa(sampleSource(k)) + ", " + cols[countPublisher] + ", NULL::int, " + cols[countTag] + ", " + cols[countRuntime] + " FROM m" + strconv.Itoa(k)
+}
+
+// sampleSource is the source column of the rows of the k-th sample of a count statement.
+func sampleSource(k int) int { return -1 - k }
 
 // counts is one count statement as it is built: its CTEs (the probe, the samples) and the selects
 // whose rows it unites.
@@ -206,13 +241,13 @@ type counts struct {
 	q         SearchQuery
 	withText  bool
 	filters   int
-	base      []string          // what every match meets: current, and the text
-	probe     string            // the probe's CTE, "" without one
-	probeSize int               // how many rows the probe reads
-	sampleMod int               // the modulus of the ids an unfiltered text search samples first
-	expanded  bool              // the text was expanded (text.query)
-	share     float64           // text.share
-	samples   map[string]string // a sample's conditions -> its CTE
+	base      []string       // what every match meets: the text, if any
+	probe     string         // the probe's CTE, "" without one
+	probeSize int            // how many rows the probe reads
+	sampleMod int            // the modulus of the ids an unfiltered text search samples first
+	expanded  bool           // the text was expanded (text.query)
+	share     float64        // text.share
+	samples   map[string]int // a sample's conditions -> its number
 	ctes      []string
 	selects   []string
 }
@@ -231,7 +266,11 @@ func (c *counts) sampleLimit() string { return " LIMIT " + c.b.arg("sample", Cou
 
 // matches selects the matches that also meet filterConds, in the planner's own plan.
 func (c *counts) matches(filterConds []string) string {
-	return "SELECT " + sampleColumns + " FROM functions f WHERE " + and(append(slices.Clone(c.base), filterConds...))
+	conds := append(slices.Clone(c.base), filterConds...)
+	if len(conds) == 0 {
+		conds = []string{"true"}
+	}
+	return "SELECT " + sampleColumns + " FROM function_facets f WHERE " + and(conds)
 }
 
 // probeRows is the probe's body: the text's first probeSize matches, filters aside.
@@ -239,25 +278,27 @@ func (c *counts) probeRows() string {
 	return c.matches(nil) + " LIMIT " + c.b.arg("probe", c.probeSize)
 }
 
-// sample returns the CTE holding up to CountCap+1 matches that meet filterConds, adding it unless
-// a part with the same conditions added it already.
-func (c *counts) sample(filterConds []string) string {
+// sample returns the number of the sample of up to CountCap+1 matches that meet filterConds,
+// adding its CTE unless a part with the same conditions added it already.
+func (c *counts) sample(filterConds []string) int {
 	key := and(filterConds)
-	if name, ok := c.samples[key]; ok {
-		return name
+	if k, ok := c.samples[key]; ok {
+		return k
 	}
-	name := "m" + strconv.Itoa(len(c.samples))
-	c.samples[key] = name
+	k := len(c.samples)
+	c.samples[key] = k
+	name := "m" + strconv.Itoa(k)
 	switch {
 	case c.probe == "" && c.withText && len(filterConds) == 0 && c.expanded && c.share <= sampleBelow:
-		return c.with(name, c.sampledFirst(name))
+		c.with(name, c.sampledFirst(name))
 	case c.probe == "":
-		return c.with(name, c.matches(filterConds)+c.sampleLimit())
+		c.with(name, c.matches(filterConds)+c.sampleLimit())
 	case len(filterConds) == 0:
-		return c.with(name, "SELECT * FROM "+c.probe+c.sampleLimit())
+		c.with(name, "SELECT * FROM "+c.probe+c.sampleLimit())
 	default:
-		return c.with(name, c.probedSample(filterConds))
+		c.with(name, c.probedSample(filterConds))
 	}
+	return k
 }
 
 // sampleBelow is the share of all functions below which an unfiltered text search samples the
@@ -310,25 +351,9 @@ func (c *counts) keptRows(part int, facet, value string) string {
 		cond += " AND value = " + c.b.arg("kept", value)
 	}
 	if part == countTotal {
-		return "SELECT " + strconv.Itoa(countKeptTotal) + ", NULL, coalesce(sum(count), 0)::int FROM facet_totals WHERE " + cond
+		return "SELECT " + strconv.Itoa(countKeptTotal) + ", NULL::text, coalesce(sum(count), 0)::int, NULL::text[], NULL::text[] FROM facet_totals WHERE " + cond
 	}
-	return "SELECT " + strconv.Itoa(part) + ", value, count FROM facet_totals WHERE " + cond
-}
-
-// sampledRows selects a part's rows from its sample: how many it holds, and a facet's count per
-// value.
-func sampledRows(part int, sample string) []string {
-	p := strconv.Itoa(part)
-	rows := []string{"SELECT " + p + ", NULL, count(*)::int FROM " + sample}
-	switch part {
-	case countPublisher:
-		rows = append(rows, "SELECT "+p+", publisher, count(*)::int FROM "+sample+" GROUP BY 2")
-	case countTag:
-		rows = append(rows, "SELECT "+p+", v, count(*)::int FROM "+sample+", unnest(tags) AS v GROUP BY 2")
-	case countRuntime:
-		rows = append(rows, "SELECT "+p+", v, count(*)::int FROM "+sample+", unnest(runtimes) AS v GROUP BY 2")
-	}
-	return rows
+	return "SELECT " + strconv.Itoa(part) + ", value, count, NULL::text[], NULL::text[] FROM facet_totals WHERE " + cond
 }
 
 // statement is the whole: the CTEs, then the union of the selects.

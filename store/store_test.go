@@ -416,7 +416,8 @@ func TestPublishPushesBeforeCommit(t *testing.T) {
 }
 
 // TestFacetTotalsStayExact publishes catalogs that share functions, concurrently, and checks that
-// the facet totals kept by each publish equal counting the functions afresh.
+// the facet totals kept by each publish equal counting the functions afresh, and that
+// function_facets, which the counts read, holds the current functions as they are.
 func TestFacetTotalsStayExact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -480,6 +481,16 @@ UNION ALL SELECT 'runtime', r, count(*) FROM functions, unnest(runtimes) r WHERE
 	}
 	if got.Total != want["publisher/example.com"] {
 		t.Errorf("total %d, want %d", got.Total, want["publisher/example.com"])
+	}
+	var stale, missing int
+	if err := db.QueryRow(ctx, `
+WITH current AS (SELECT id, lower(kind), publisher, tags, runtimes, search FROM functions WHERE cardinality(versions) > 0),
+kept AS (SELECT id, kind_lower, publisher, tags, runtimes, search FROM function_facets)
+SELECT (SELECT count(*) FROM (TABLE kept EXCEPT ALL TABLE current) k), (SELECT count(*) FROM (TABLE current EXCEPT ALL TABLE kept) c)`).Scan(&stale, &missing); err != nil {
+		t.Fatal(err)
+	}
+	if stale != 0 || missing != 0 || want["publisher/example.com"] == 0 {
+		t.Errorf("function_facets: %d rows not of a current function as it is, %d current functions missing (of %d)", stale, missing, want["publisher/example.com"])
 	}
 }
 
@@ -573,7 +584,7 @@ func TestSearchCountsStopAtTheCap(t *testing.T) {
 	s := openStoreAt(t, url)
 	mustToken(t, s, "example.com")
 	// without statistics, every unfiltered text search takes the sample's path (see below)
-	if err := execSQL(ctx, url, "ALTER TABLE functions SET (autovacuum_enabled = false)"); err != nil {
+	if err := execSQL(ctx, url, "ALTER TABLE function_facets SET (autovacuum_enabled = false)"); err != nil {
 		t.Fatal(err)
 	}
 	const catalogs = 3 // 600 functions

@@ -1,8 +1,6 @@
-WITH m0 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND f.tags @> $1::text[] LIMIT $2)
-SELECT 0, NULL, count(*)::int FROM m0
-UNION ALL SELECT 0, publisher, count(*)::int FROM m0 GROUP BY 2
-UNION ALL SELECT 1, value, count FROM facet_totals WHERE facet = 'tag' AND count > 0
-UNION ALL SELECT 2, NULL, count(*)::int FROM m0
-UNION ALL SELECT 2, v, count(*)::int FROM m0, unnest(runtimes) AS v GROUP BY 2
-UNION ALL SELECT 4, NULL, coalesce(sum(count), 0)::int FROM facet_totals WHERE facet = 'tag' AND count > 0 AND value = $3
+WITH m0 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE f.tags @> $1::text[] LIMIT $2)
+SELECT 1, value, count, NULL::text[], NULL::text[] FROM facet_totals WHERE facet = 'tag' AND count > 0
+UNION ALL SELECT 4, NULL::text, coalesce(sum(count), 0)::int, NULL::text[], NULL::text[] FROM facet_totals WHERE facet = 'tag' AND count > 0 AND value = $3
+UNION ALL SELECT -1, publisher, NULL::int, NULL::text[], runtimes FROM m0
+-- samples of publisher, tag, runtime, total (-1: kept): [0 -1 0 -1]
 -- args: [["networking"],501,"networking"]

@@ -1,9 +1,4 @@
-WITH m0 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND (f.search @@ to_tsquery('english', $1) OR lower(f.kind) LIKE $2) LIMIT $3)
-SELECT 0, NULL, count(*)::int FROM m0
-UNION ALL SELECT 0, publisher, count(*)::int FROM m0 GROUP BY 2
-UNION ALL SELECT 1, NULL, count(*)::int FROM m0
-UNION ALL SELECT 1, v, count(*)::int FROM m0, unnest(tags) AS v GROUP BY 2
-UNION ALL SELECT 2, NULL, count(*)::int FROM m0
-UNION ALL SELECT 2, v, count(*)::int FROM m0, unnest(runtimes) AS v GROUP BY 2
-UNION ALL SELECT 3, NULL, count(*)::int FROM m0
+WITH m0 AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE (f.search @@ to_tsquery('english', $1) OR f.kind_lower LIKE $2) LIMIT $3)
+SELECT -1, publisher, NULL::int, tags, runtimes FROM m0
+-- samples of publisher, tag, runtime, total (-1: kept): [0 0 0 0]
 -- args: ["namespace:*","namespace%",501]

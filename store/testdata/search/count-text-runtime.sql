@@ -1,12 +1,8 @@
-WITH probe AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND (f.search @@ $1::tsquery OR lower(f.kind) LIKE $2) LIMIT $3),
+WITH probe AS MATERIALIZED (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE (f.search @@ $1::tsquery OR f.kind_lower LIKE $2) LIMIT $3),
 m0 AS MATERIALIZED ((SELECT * FROM probe f WHERE $4::text = ANY(f.runtimes) LIMIT $5)
-  UNION ALL (SELECT f.id, f.publisher, f.tags, f.runtimes FROM functions f WHERE cardinality(f.versions) > 0 AND (f.search @@ $1::tsquery OR lower(f.kind) LIKE $2) AND $4::text = ANY(f.runtimes) AND (SELECT count(*) FROM probe) = $3 AND f.id NOT IN (SELECT id FROM probe)) LIMIT $5),
+  UNION ALL (SELECT f.id, f.publisher, f.tags, f.runtimes FROM function_facets f WHERE (f.search @@ $1::tsquery OR f.kind_lower LIKE $2) AND $4::text = ANY(f.runtimes) AND (SELECT count(*) FROM probe) = $3 AND f.id NOT IN (SELECT id FROM probe)) LIMIT $5),
 m1 AS MATERIALIZED (SELECT * FROM probe LIMIT $5)
-SELECT 0, NULL, count(*)::int FROM m0
-UNION ALL SELECT 0, publisher, count(*)::int FROM m0 GROUP BY 2
-UNION ALL SELECT 1, NULL, count(*)::int FROM m0
-UNION ALL SELECT 1, v, count(*)::int FROM m0, unnest(tags) AS v GROUP BY 2
-UNION ALL SELECT 2, NULL, count(*)::int FROM m1
-UNION ALL SELECT 2, v, count(*)::int FROM m1, unnest(runtimes) AS v GROUP BY 2
-UNION ALL SELECT 3, NULL, count(*)::int FROM m0
+SELECT -1, publisher, NULL::int, tags, NULL::text[] FROM m0
+UNION ALL SELECT -2, NULL::text, NULL::int, NULL::text[], runtimes FROM m1
+-- samples of publisher, tag, runtime, total (-1: kept): [0 0 1 0]
 -- args: ["('set' | 'setup') \u0026 ('name':*)","setnames%",2004,"exec",501]
