@@ -69,17 +69,15 @@ func plainWord(v string) bool {
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		switch {
-		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
-			if !strings.ContainsRune("abcdefABCDEFxXoOpPtTzZ", rune(c)) {
-				numberLetters = false
-			}
+		case isLetter(c):
+			numberLetters = numberLetters && !nonNumberLetter(c)
 		case '0' <= c && c <= '9', c == '.', c == '_', c == '/', c == '-':
 		default:
 			return false
 		}
 	}
 	switch c := v[0]; {
-	case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+	case isLetter(c):
 		return true
 	case c == '-' || c == '+':
 		// a letter after one or two signs: "---" alone is a document start, "- x" a sequence
@@ -87,7 +85,7 @@ func plainWord(v string) bool {
 		if len(v) > 2 && v[1] == '-' {
 			i = 2
 		}
-		return len(v) > i && ('a' <= v[i] && v[i] <= 'z' || 'A' <= v[i] && v[i] <= 'Z')
+		return len(v) > i && isLetter(v[i])
 	case '0' <= c && c <= '9':
 		return !numberLetters
 	}

@@ -420,7 +420,7 @@ func resolvedTag(v string) string {
 		}
 		return "!!str"
 	}
-	if (v[0] == '-' || v[0] == '+') && len(v) > 1 && (v[1] == '-' || 'a' <= v[1] && v[1] <= 'z' || 'A' <= v[1] && v[1] <= 'Z') {
+	if (v[0] == '-' || v[0] == '+') && len(v) > 1 && (v[1] == '-' || isLetter(v[1])) {
 		return "!!str" // a sign before neither a number nor .inf: --port=8080
 	}
 	if v[0] >= '0' && v[0] <= '9' {
@@ -430,7 +430,7 @@ func resolvedTag(v string) string {
 			if c < '0' || c > '9' {
 				decimal = false
 			}
-			if ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') && !strings.ContainsRune("abcdefABCDEFxXoOpPtTzZ", rune(c)) {
+			if nonNumberLetter(c) {
 				return "!!str"
 			}
 		}
@@ -439,4 +439,13 @@ func resolvedTag(v string) string {
 		}
 	}
 	return (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag()
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// nonNumberLetter reports whether c is a letter that no number or timestamp holds, in yaml.v3's
+// resolution or a YAML 1.1 parser's: not a hex digit, nor x, o, p (0x, 0o, hex floats), t, z
+// (timestamps).
+func nonNumberLetter(c byte) bool {
+	return isLetter(c) && !strings.ContainsRune("abcdefABCDEFxXoOpPtTzZ", rune(c))
 }

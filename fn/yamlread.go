@@ -149,7 +149,7 @@ func (r *fastReader) lineComment() (comment string, ok bool) {
 		if end < 0 {
 			end = len(r.src) - r.pos
 		}
-		comment = string(r.src[r.pos : r.pos+end])
+		comment = r.textOf(r.pos, r.pos+end)
 		r.pos += end
 	}
 	return comment, r.endOfLine()
