@@ -156,6 +156,13 @@ func yaml_emitter_emit(emitter *yaml_emitter_t, event *yaml_event_t) bool {
 		yaml_event_delete(event)
 		emitter.events_head++
 	}
+	// Every queued event is emitted: start the queue again at its front. Otherwise the queue
+	// keeps every event of the stream, and a large document costs its events' size in memory
+	// and again in copying as the slice grows.
+	if emitter.events_head == len(emitter.events) {
+		emitter.events = emitter.events[:0]
+		emitter.events_head = 0
+	}
 	return true
 }
 
