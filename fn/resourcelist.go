@@ -323,11 +323,14 @@ func encodeYAML(wide bool, nodes ...*yaml.Node) ([]byte, error) {
 	out := make([]byte, 0, 64<<10)
 	fast := FastPathsEnabled()
 	for i, n := range nodes {
+		if i == sizingItems && len(nodes) > 2*sizingItems {
+			out = growFor(out, len(out), i, len(nodes))
+		}
 		if i > 0 {
 			out = append(out, "---\n"...)
 		}
 		if fast {
-			if b, ok := appendYAML(out, n, wide); ok {
+			if b, ok := appendYAMLParts(out, n, wide, true); ok {
 				out = b
 				continue
 			}

@@ -3,6 +3,7 @@ package fn
 import (
 	"sort"
 	"strconv"
+	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -304,9 +305,51 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 }
 
 // setAnnotation sets one annotation, creating metadata.annotations as needed and keeping the order
-// of the existing ones (kyaml's RNode.SetAnnotations rewrites the mapping sorted).
+// of the existing ones (kyaml's RNode.SetAnnotations rewrites the mapping sorted). It is kyaml's
+// yaml.SetAnnotation, done on the nodes where that is plain (a pipeline sets several annotations
+// on every resource, and kyaml's filters allocate a dozen objects a call): the same nodes result,
+// which TestSetAnnotationAsKyaml and FuzzSetAnnotation check.
 func setAnnotation(n *yaml.RNode, key, value string) error {
+	if anns := annotationsToSet(n.YNode(), value); anns != nil {
+		// kyaml: a new value is a single-quoted string; an existing one takes the new value and
+		// keeps its style (its comments go)
+		v := yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value, Style: yaml.SingleQuotedStyle}
+		for i := 0; i+1 < len(anns.Content); i += 2 {
+			if anns.Content[i].Value == key {
+				v.Style = anns.Content[i+1].Style
+				*anns.Content[i+1] = v
+				return nil
+			}
+		}
+		anns.Content = append(anns.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, &v)
+		return nil
+	}
 	return n.PipeE(yaml.SetAnnotation(key, value))
+}
+
+// annotationsToSet returns the mapping in which kyaml's SetAnnotation would set an annotation of
+// m, creating it as kyaml does, when m is a mapping whose metadata is a mapping that holds
+// something and whose annotations, if any, are a mapping that holds something too (kyaml first
+// drops an empty metadata or annotations, then creates them again at the end), and value is
+// UTF-8 (kyaml stores other bytes as base64 !!binary). Otherwise it returns nil and changes nothing.
+func annotationsToSet(m *yaml.Node, value string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode || len(m.Content)%2 != 0 || !utf8.ValidString(value) {
+		return nil
+	}
+	meta := mapValue(m, "metadata")
+	if meta == nil || meta.Kind != yaml.MappingNode || len(meta.Content) == 0 || len(meta.Content)%2 != 0 {
+		return nil
+	}
+	anns := mapValue(meta, "annotations")
+	switch {
+	case anns == nil:
+		anns = &yaml.Node{Kind: yaml.MappingNode}
+		meta.Content = append(meta.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "annotations"}, anns)
+		return anns
+	case anns.Kind == yaml.MappingNode && len(anns.Content) > 0 && len(anns.Content)%2 == 0:
+		return anns
+	}
+	return nil
 }
 
 // clearAnnotations removes annotations, and the annotations mapping when it is left empty.

@@ -1,6 +1,8 @@
 package fn
 
 import (
+	"bytes"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -16,10 +18,20 @@ import (
 type fastYAML struct {
 	buf  []byte
 	wide bool // sequences inside mappings indented ("wide"), rather than kyaml's compact style
+	// partial lets yaml.v3 write a nested mapping the fast writer cannot (see v3Part), instead of
+	// refusing the whole document: one ConfigMap with a script in a ResourceList of thousands
+	partial bool
 }
 
 // appendYAML appends one document. ok is false when the node needs yaml.v3.
 func appendYAML(dst []byte, n *yaml.Node, wide bool) ([]byte, bool) {
+	return appendYAMLParts(dst, n, wide, false)
+}
+
+// appendYAMLParts is appendYAML; with partial, the mappings nested in the document that the fast
+// writer cannot write are written by yaml.v3, each on its own, and only a document whose top
+// level needs yaml.v3 is refused.
+func appendYAMLParts(dst []byte, n *yaml.Node, wide, partial bool) ([]byte, bool) {
 	if n.Kind == yaml.DocumentNode {
 		if len(n.Content) != 1 || n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" || n.Anchor != "" {
 			return dst, false
@@ -29,7 +41,7 @@ func appendYAML(dst []byte, n *yaml.Node, wide bool) ([]byte, bool) {
 	if n.Kind != yaml.MappingNode || n.Style != 0 || n.Anchor != "" || n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" || !plainTag(n, "!!map") {
 		return dst, false
 	}
-	f := fastYAML{buf: dst, wide: wide}
+	f := fastYAML{buf: dst, wide: wide, partial: partial}
 	if len(n.Content) == 0 {
 		return dst, false
 	}
@@ -131,7 +143,7 @@ func (f *fastYAML) value(k, v *yaml.Node, indent int) bool {
 			return false
 		}
 		if v.Kind == yaml.MappingNode {
-			return plainTag(v, "!!map") && f.mapping(v, indent+2, false)
+			return plainTag(v, "!!map") && f.block(v, indent+2, false)
 		}
 		seqIndent := indent
 		if f.wide {
@@ -142,8 +154,87 @@ func (f *fastYAML) value(k, v *yaml.Node, indent int) bool {
 	return false
 }
 
+// sizingItems is how many items of a long sequence (a ResourceList's) or stream are written before
+// the output is grown to the size they promise for the rest.
+const sizingItems = 8
+
+// reserve grows the output once, by what n more items of the size of the first written (written
+// bytes in all) take, and an eighth: appending alone would copy a large output several times as
+// it doubles, and each copy lands on memory the process never touched, which costs more than the
+// copying.
+func (f *fastYAML) reserve(written, n, total int) {
+	f.buf = growFor(f.buf, written, n, total)
+}
+
+// growFor returns buf with room for total items when n items took written bytes.
+func growFor(buf []byte, written, n, total int) []byte {
+	need := written / n * (total - n)
+	need += need / 8
+	if cap(buf)-len(buf) < need {
+		buf = slices.Grow(buf, need)
+	}
+	return buf
+}
+
+// block writes a non-empty block mapping, itself without comments, anchor or tag, at indent (its
+// first key on the line of a sequence item's "- " when inItem). When the fast writer cannot, and
+// the writer is partial, yaml.v3 writes it (v3Part).
+func (f *fastYAML) block(m *yaml.Node, indent int, inItem bool) bool {
+	mark := len(f.buf)
+	if f.mapping(m, indent, inItem) {
+		return true
+	}
+	if !f.partial {
+		return false
+	}
+	f.buf = f.buf[:mark]
+	return f.v3Part(m, indent, inItem)
+}
+
+// v3Part writes m with yaml.v3, as a document of its own, each line but empty ones indented by
+// indent (but the first, when inItem). That is what yaml.v3 writes for m in place: its
+// indentation, block scalars' included, is relative, and it never folds long lines. What could
+// read otherwise is refused: a foot comment (yaml.v3 places some by what follows the mapping), a
+// head comment on the first key of an item, and an output yaml.v3 ends with "...".
+func (f *fastYAML) v3Part(m *yaml.Node, indent int, inItem bool) bool {
+	if inItem && len(m.Content) > 0 && m.Content[0].HeadComment != "" || hasFootComment(m, 0) {
+		return false
+	}
+	b, err := encodeYAMLv3(m, f.wide)
+	if err != nil || len(b) == 0 || b[len(b)-1] != '\n' || bytes.HasPrefix(b, []byte("---")) || bytes.HasSuffix(b, []byte("\n...\n")) {
+		return false
+	}
+	for first := true; len(b) > 0; first = false {
+		end := bytes.IndexByte(b, '\n') + 1
+		if end > 1 && (!first || !inItem) {
+			f.indent(indent)
+		}
+		f.buf = append(f.buf, b[:end]...)
+		b = b[end:]
+	}
+	return true
+}
+
+// hasFootComment reports whether n or a node below it has a foot comment (or nesting too deep to
+// look).
+func hasFootComment(n *yaml.Node, depth int) bool {
+	if n.FootComment != "" || depth > 1000 {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasFootComment(c, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
 func (f *fastYAML) sequence(s *yaml.Node, indent int) bool {
-	for _, it := range s.Content {
+	start := len(f.buf)
+	for i, it := range s.Content {
+		if i == sizingItems && len(s.Content) > 2*sizingItems {
+			f.reserve(len(f.buf)-start, i, len(s.Content))
+		}
 		if it.Anchor != "" || it.HeadComment != "" || it.FootComment != "" {
 			return false
 		}
@@ -172,7 +263,7 @@ func (f *fastYAML) sequence(s *yaml.Node, indent int) bool {
 				f.buf = append(f.buf, "{}\n"...)
 				continue
 			}
-			if !f.mapping(it, indent+2, true) {
+			if !f.block(it, indent+2, true) {
 				return false
 			}
 		default:

@@ -2,6 +2,9 @@ package fn
 
 import (
 	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -260,10 +263,39 @@ func FuzzFastYAML(f *testing.F) {
 			return
 		}
 		checkFastYAML(t, &n, wide)
+		checkPartialYAML(t, &n, wide)
 		// and as the pipeline writes what a function added: look-alikes quoted
 		QuoteLookAlikes(&n)
 		checkFastYAML(t, &n, wide)
+		checkPartialYAML(t, &n, wide)
 	})
+}
+
+// checkPartialYAML holds the partial writer to yaml.v3 on n as it is, as an item of a list, and as
+// a value in a mapping.
+func checkPartialYAML(t *testing.T, n *yaml.Node, wide bool) {
+	t.Helper()
+	body := n
+	if body.Kind == yaml.DocumentNode && len(body.Content) == 1 {
+		body = body.Content[0]
+	}
+	str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+	for _, doc := range []*yaml.Node{n,
+		{Kind: yaml.MappingNode, Content: []*yaml.Node{str("items"), {Kind: yaml.SequenceNode, Content: []*yaml.Node{body, body}}}},
+		{Kind: yaml.MappingNode, Content: []*yaml.Node{str("a"), str("b"), str("functionConfig"), body}},
+	} {
+		got, ok := appendYAMLParts(nil, doc, wide, true)
+		if !ok {
+			continue
+		}
+		want, err := encodeYAMLv3(doc, wide)
+		if err != nil {
+			continue
+		}
+		if string(want) != string(got) {
+			t.Fatalf("partial writer differs from yaml.v3:\n--- yaml.v3\n%s\n--- partial\n%s", want, got)
+		}
+	}
 }
 
 func checkFastYAML(t *testing.T, n *yaml.Node, wide bool) {
@@ -316,4 +348,84 @@ func FuzzResolvedTag(f *testing.F) {
 			t.Errorf("resolvedTag(%q) = %s, yaml.v3 says %s", v, got, want)
 		}
 	})
+}
+
+// testdataDocuments returns every YAML document of the repository's test data (the real kpt
+// functions' examples among them) that yaml.v3 reads, by file.
+func testdataDocuments(t *testing.T) map[string][]*yaml.Node {
+	t.Helper()
+	docs := map[string][]*yaml.Node{}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "third_party" || d.Name() == ".git") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.Contains(path, "testdata") || (!strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".yml")) {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		for {
+			var n yaml.Node
+			if err := dec.Decode(&n); err != nil {
+				break // the end, or YAML that yaml.v3 refuses: nothing to write
+			}
+			docs[path] = append(docs[path], &n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
+// The partial writer (yaml.v3 for the mappings the fast writer cannot write) writes every document
+// of the test data exactly as yaml.v3 does: each as it is, as an item of a list and as a value
+// nested in a mapping, the places a resource has in a ResourceList.
+func TestPartialYAMLMatchesYAMLv3OnTestdata(t *testing.T) {
+	t.Parallel()
+	total, fast, partial := 0, 0, 0
+	for path, docs := range testdataDocuments(t) {
+		for i, doc := range docs {
+			body := doc
+			if body.Kind == yaml.DocumentNode && len(body.Content) == 1 {
+				body = body.Content[0]
+			}
+			str := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+			shapes := []*yaml.Node{doc,
+				{Kind: yaml.MappingNode, Content: []*yaml.Node{str("kind"), str("ResourceList"), str("items"), {Kind: yaml.SequenceNode, Content: []*yaml.Node{body, body}}}},
+				{Kind: yaml.MappingNode, Content: []*yaml.Node{str("kind"), str("ResourceList"), str("functionConfig"), body}},
+			}
+			for s, n := range shapes {
+				for _, wide := range []bool{false, true} {
+					want, err := encodeYAMLv3(n, wide)
+					if err != nil {
+						continue
+					}
+					total++
+					if _, ok := appendYAML(nil, n, wide); ok {
+						fast++
+					}
+					got, ok := appendYAMLParts(nil, n, wide, true)
+					if !ok {
+						continue
+					}
+					partial++
+					if diff := cmp.Diff(string(want), string(got)); diff != "" {
+						t.Errorf("%s document %d, shape %d (wide %v) (-yaml.v3 +partial):\n%s", path, i, s, wide, diff)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("of %d documents written, the fast writer took %d alone, %d with yaml.v3 for parts", total, fast, partial)
+	if partial <= fast {
+		t.Errorf("the partial writer took %d documents, the fast writer alone %d: yaml.v3 never wrote a part", partial, fast)
+	}
 }
