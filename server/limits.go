@@ -156,7 +156,7 @@ func DefaultDeadlines() Deadlines {
 	return Deadlines{Read: 5 * time.Second, Validate: 15 * time.Second, Write: 60 * time.Second, Body: 20 * time.Second}
 }
 
-// deadline bounds every request by its class's deadline. The deadline's timer starts only when
+// deadline bounds every request by its class's deadline, and gives it its ID. The deadline's timer starts only when
 // something waits for the request's context to end (deadlineContext): a database call does, an
 // answer from memory does not, and a timer, a context and its registration with the
 // connection's context for each request were the largest cost of serving catalog.yaml from memory.
@@ -173,7 +173,7 @@ func (s *Server) deadline(next http.Handler) http.Handler {
 		default:
 			d = s.deadlines.Write
 		}
-		ctx := &deadlineContext{Context: r.Context(), deadline: time.Now().Add(d)}
+		ctx := &deadlineContext{Context: r.Context(), deadline: time.Now().Add(d), id: r.Header.Get(httpx.RequestIDHeader), ids: &s.ids}
 		defer ctx.stop()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
@@ -186,6 +186,10 @@ func (s *Server) deadline(next http.Handler) http.Handler {
 type deadlineContext struct {
 	context.Context // the request's
 	deadline        time.Time
+	// the request's ID (httpx.RequestID): the X-Request-Id it came with, else one from ids made
+	// when first asked for (under mu), as most requests never are
+	id  string
+	ids *httpx.RequestIDs
 
 	mu      sync.Mutex
 	stopped bool
@@ -241,6 +245,14 @@ func (c *deadlineContext) Err() error { return c.start().Err() }
 
 // Value is the started context's value, or the parent's before.
 func (c *deadlineContext) Value(key any) any {
+	if httpx.IsRequestIDKey(key) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.id == "" {
+			c.id = c.ids.New()
+		}
+		return c.id
+	}
 	if t := c.timed.Load(); t != nil {
 		return t.Value(key)
 	}

@@ -145,7 +145,8 @@ func New(cfg Config) (*Server, error) {
 	}
 
 	r := chi.NewRouter()
-	r.Use(s.ids.Middleware, s.observe, s.recoverPanics, httpx.HeadAsGet, s.deadline, s.checkQuery)
+	// deadline first: its context carries the request's ID too, which observe and recoverPanics log
+	r.Use(s.deadline, s.observe, s.recoverPanics, httpx.HeadAsGet, s.checkQuery)
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.handle(s.readyz))
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))

@@ -31,20 +31,31 @@ type RequestIDs struct {
 	n      atomic.Uint64
 }
 
-// Middleware puts the request's ID in its context (RequestID reads it).
-func (ids *RequestIDs) Middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get(RequestIDHeader)
-		if id == "" {
-			id = ids.next()
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id)))
-	})
+// ID is the request's ID: the X-Request-Id it came with, else a new one (New). A middleware puts
+// it in the request's context, with WithRequestID or in a context of its own (IsRequestIDKey).
+func (ids *RequestIDs) ID(r *http.Request) string {
+	if id := r.Header.Get(RequestIDHeader); id != "" {
+		return id
+	}
+	return ids.New()
 }
 
-// next is a new ID: the process's prefix, "-" and the counter, at least six digits. Built without
-// fmt: it runs on every request.
-func (ids *RequestIDs) next() string {
+// WithRequestID returns ctx carrying id, for RequestID.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// IsRequestIDKey reports whether key is what RequestID asks a context's Value for: a context type
+// of a middleware's own can carry the ID by answering it, without a context.WithValue and a copy
+// of the request more.
+func IsRequestIDKey(key any) bool {
+	_, ok := key.(requestIDKey)
+	return ok
+}
+
+// New is a new ID: the process's prefix, "-" and the counter, at least six digits. Built without
+// fmt: it may run on every request.
+func (ids *RequestIDs) New() string {
 	prefix := ids.processPrefix()
 	var buf [128]byte
 	b := append(buf[:0], prefix...)

@@ -17,15 +17,12 @@ func TestRequestIDs(t *testing.T) {
 	t.Parallel()
 	var ids RequestIDs
 	var seen []string
-	h := ids.Middleware(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		seen = append(seen, RequestID(r.Context()))
-	}))
 	for _, header := range []string{"", "", "from-the-proxy", ""} {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		if header != "" {
 			r.Header.Set(RequestIDHeader, header)
 		}
-		h.ServeHTTP(httptest.NewRecorder(), r)
+		seen = append(seen, RequestID(WithRequestID(r.Context(), ids.ID(r))))
 	}
 	if len(seen) != 4 || seen[2] != "from-the-proxy" {
 		t.Fatalf("IDs %q: want the proxy's ID third", seen)
@@ -45,8 +42,11 @@ func TestRequestIDs(t *testing.T) {
 	if got := RequestID(context.Background()); got != "" {
 		t.Errorf("RequestID outside the middleware = %q, want empty", got)
 	}
+	if !IsRequestIDKey(requestIDKey{}) || IsRequestIDKey("request_id") {
+		t.Error("IsRequestIDKey does not tell its key from another")
+	}
 	ids.n.Store(1_234_566) // past six digits, the counter grows
-	if got, want := ids.next(), ids.processPrefix()+"-1234567"; got != want {
+	if got, want := ids.New(), ids.processPrefix()+"-1234567"; got != want {
 		t.Errorf("next = %q, want %q", got, want)
 	}
 }
