@@ -131,7 +131,8 @@ func BenchmarkContainerRunVsServer(b *testing.B) {
 // Two more commands run in the same rounds to say where fn run's time goes: `krm-catalog version`
 // (start-up alone) and the function on the list as JSON (the call fn run makes). Each is reported
 // in wall time and in CPU time (user and system, the function's process included for fn run):
-// under load the CPU time is the steadier figure.
+// under load the CPU time is the steadier figure. The YAML wire runs again, with the function too,
+// on the list with a ConfigMap holding a script added (x-overhead-cpu-yaml-wire-script).
 func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	const calls = 5
 	input := fntest.Deployments(1000, "bench")
@@ -173,8 +174,13 @@ func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	fnJSON := &command{name: "fn-json", want: `"namespace":"bench"`, in: jsonInput, argv: []string{bins.Fn["set-namespace"]}}
 	// the same run with YAML on the wire, as every function that does not declare spec v2 is sent it
 	fnRunYAML := &command{name: "fn-run-yaml-wire", want: "namespace: bench", in: input, argv: append(append([]string{bins.KrmCatalog}, args...), "--yaml-wire")}
+	// and over the same list with one ConfigMap holding a script (a multi-line string, which the
+	// fast YAML writer leaves to yaml.v3), as real packages have
+	withScript := bytes.Replace(input, []byte("\nitems:\n"), []byte("\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: script\n  data:\n    run.sh: |\n      #!/bin/sh\n      set -eu\n      exec app --port=8080\n"), 1)
+	bareScript := &command{name: "bare-script", want: "namespace: bench", in: withScript, argv: bare.argv}
+	fnRunScript := &command{name: "fn-run-yaml-wire-script", want: "run.sh: |", in: withScript, argv: fnRunYAML.argv}
 	runOnce(&command{want: "namespace: bench", in: input, argv: fnRun.argv}) // fills the cache: downloads are not what is measured
-	all := []*command{bare, fnRun, version, fnJSON, fnRunYAML}
+	all := []*command{bare, fnRun, version, fnJSON, fnRunYAML, bareScript, fnRunScript}
 	for b.Loop() {
 		for range calls { // interleaved, so that all see the same machine
 			for _, c := range all {
@@ -190,6 +196,7 @@ func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	b.ReportMetric(float64(fnRun.wall)/float64(bare.wall), "x-overhead")
 	b.ReportMetric(float64(fnRun.cpu)/float64(bare.cpu), "x-overhead-cpu")
 	b.ReportMetric(float64(fnRunYAML.cpu)/float64(bare.cpu), "x-overhead-cpu-yaml-wire")
+	b.ReportMetric(float64(fnRunScript.cpu)/float64(bareScript.cpu), "x-overhead-cpu-yaml-wire-script")
 }
 
 const starlarkSetNamespace = `
