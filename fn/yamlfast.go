@@ -194,10 +194,9 @@ func (f *fastYAML) block(m *yaml.Node, indent int, inItem bool) bool {
 // v3Part writes m with yaml.v3, as a document of its own, each line but empty ones indented by
 // indent (but the first, when inItem). That is what yaml.v3 writes for m in place: its
 // indentation, block scalars' included, is relative, and it never folds long lines. What could
-// read otherwise is refused: a foot comment (yaml.v3 places some by what follows the mapping), a
-// head comment on the first key of an item, and an output yaml.v3 ends with "...".
+// read otherwise is refused (v3Unsafe), and an output yaml.v3 ends with "..." or starts with "---".
 func (f *fastYAML) v3Part(m *yaml.Node, indent int, inItem bool) bool {
-	if inItem && len(m.Content) > 0 && m.Content[0].HeadComment != "" || hasFootComment(m, 0) {
+	if v3Unsafe(m, 0) {
 		return false
 	}
 	b, err := encodeYAMLv3(m, f.wide)
@@ -215,14 +214,17 @@ func (f *fastYAML) v3Part(m *yaml.Node, indent int, inItem bool) bool {
 	return true
 }
 
-// hasFootComment reports whether n or a node below it has a foot comment (or nesting too deep to
-// look).
-func hasFootComment(n *yaml.Node, depth int) bool {
-	if n.FootComment != "" || depth > 1000 {
+// v3Unsafe reports whether yaml.v3 may write n differently on its own than within a document (or
+// n nests too deep to look): n or a node below it has a comment, an anchor or an alias. yaml.v3
+// places some comments by what comes before or after them (a key's line comment may move to a
+// later line, as far as the next item), and anchors belong to the whole document. What is left
+// to yaml.v3 here is strings: multi-line, non-ASCII, tagged.
+func v3Unsafe(n *yaml.Node, depth int) bool {
+	if n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" || n.Anchor != "" || n.Kind == yaml.AliasNode || depth > 1000 {
 		return true
 	}
 	for _, c := range n.Content {
-		if hasFootComment(c, depth+1) {
+		if v3Unsafe(c, depth+1) {
 			return true
 		}
 	}
