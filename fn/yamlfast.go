@@ -158,15 +158,9 @@ func (f *fastYAML) value(k, v *yaml.Node, indent int) bool {
 // the output is grown to the size they promise for the rest.
 const sizingItems = 8
 
-// reserve grows the output once, by what n more items of the size of the first written (written
-// bytes in all) take, and an eighth: appending alone would copy a large output several times as
-// it doubles, and each copy lands on memory the process never touched, which costs more than the
-// copying.
-func (f *fastYAML) reserve(written, n, total int) {
-	f.buf = growFor(f.buf, written, n, total)
-}
-
-// growFor returns buf with room for total items when n items took written bytes.
+// growFor grows buf once, when n items of total took written bytes, by what the other items
+// promise and an eighth: appending alone would copy a large output several times as it doubles,
+// and each copy lands on memory the process has not touched yet, which costs more than the copying.
 func growFor(buf []byte, written, n, total int) []byte {
 	need := written / n * (total - n)
 	need += need / 8
@@ -235,7 +229,7 @@ func (f *fastYAML) sequence(s *yaml.Node, indent int) bool {
 	start := len(f.buf)
 	for i, it := range s.Content {
 		if i == sizingItems && len(s.Content) > 2*sizingItems {
-			f.reserve(len(f.buf)-start, i, len(s.Content))
+			f.buf = growFor(f.buf, len(f.buf)-start, i, len(s.Content))
 		}
 		if it.Anchor != "" || it.HeadComment != "" || it.FootComment != "" {
 			return false
