@@ -2,9 +2,6 @@ package fn
 
 import (
 	"bytes"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -350,38 +347,21 @@ func FuzzResolvedTag(f *testing.F) {
 	})
 }
 
-// testdataDocuments returns every YAML document of the repository's test data (the real kpt
-// functions' examples among them) that yaml.v3 reads, by file.
+// testdataDocuments returns every YAML document of the repository's test data that yaml.v3 reads,
+// by file.
 func testdataDocuments(t *testing.T) map[string][]*yaml.Node {
 	t.Helper()
 	docs := map[string][]*yaml.Node{}
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "third_party" || d.Name() == ".git") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.Contains(path, "testdata") || (!strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".yml")) {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	eachTestdataYAML(t, func(path string, data []byte) {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		for {
 			var n yaml.Node
 			if err := dec.Decode(&n); err != nil {
-				break // the end, or YAML that yaml.v3 refuses: nothing to write
+				return // the end, or YAML that yaml.v3 refuses: nothing to write
 			}
 			docs[path] = append(docs[path], &n)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return docs
 }
 

@@ -114,9 +114,21 @@ func TestReadYAMLFastOnTestdata(t *testing.T) {
 	if !checkFastRead(t, "Deployments", fntest.Deployments(50, "ns")) {
 		t.Error("the fast reader did not take the generated Deployments")
 	}
-	root := filepath.Join("..")
 	files, took := 0, 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	eachTestdataYAML(t, func(path string, data []byte) {
+		files++
+		if checkFastRead(t, path, data) {
+			took++
+		}
+	})
+	t.Logf("the fast reader took %d of %d test data files", took, files)
+}
+
+// eachTestdataYAML calls fn with every YAML file of the repository's test data (the real kpt
+// functions' examples among them).
+func eachTestdataYAML(t *testing.T, fn func(path string, data []byte)) {
+	t.Helper()
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -130,16 +142,12 @@ func TestReadYAMLFastOnTestdata(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		files++
-		if checkFastRead(t, path, data) {
-			took++
-		}
+		fn(path, data)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("the fast reader took %d of %d test data files", took, files)
 }
 
 // FuzzReadYAMLFast holds the fast reader to yaml.v3 on arbitrary input: whatever it reads, it
