@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -132,7 +133,8 @@ func BenchmarkContainerRunVsServer(b *testing.B) {
 // (start-up alone) and the function on the list as JSON (the call fn run makes). Each is reported
 // in wall time and in CPU time (user and system, the function's process included for fn run):
 // under load the CPU time is the steadier figure. The YAML wire runs again, with the function too,
-// on the list with a ConfigMap holding a script added (x-overhead-cpu-yaml-wire-script).
+// on the list with a ConfigMap holding a script added (x-overhead-cpu-yaml-wire-script), and with
+// the example validator, which changes nothing (x-overhead-cpu-yaml-wire-validator).
 func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	const calls = 5
 	input := fntest.Deployments(1000, "bench")
@@ -179,8 +181,13 @@ func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	withScript := bytes.Replace(input, []byte("\nitems:\n"), []byte("\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: script\n  data:\n    run.sh: |\n      #!/bin/sh\n      set -eu\n      exec app --port=8080\n"), 1)
 	bareScript := &command{name: "bare-script", want: "namespace: bench", in: withScript, argv: bare.argv}
 	fnRunScript := &command{name: "fn-run-yaml-wire-script", want: "run.sh: |", in: withScript, argv: fnRunYAML.argv}
+	// and the example validator (it changes nothing) over the list, on the YAML wire
+	validate := bytes.Replace(input, []byte("  kind: SetNamespace\n  metadata:\n    name: ns\n  namespace: bench\n"), []byte("  kind: RequireResourceLimits\n  metadata:\n    name: limits\n"), 1)
+	bareValidator := &command{name: "bare-validator", want: "kind: Deployment", in: validate, argv: []string{bins.Fn["require-limits"]}}
+	// --no-skip: its output is its input, so every run after the first would be skipped (docs/skip.md)
+	fnRunValidator := &command{name: "fn-run-yaml-wire-validator", want: "kind: Deployment", in: validate, argv: append(slices.Clone(fnRunYAML.argv), "--no-skip")}
 	runOnce(&command{want: "namespace: bench", in: input, argv: fnRun.argv}) // fills the cache: downloads are not what is measured
-	all := []*command{bare, fnRun, version, fnJSON, fnRunYAML, bareScript, fnRunScript}
+	all := []*command{bare, fnRun, version, fnJSON, fnRunYAML, bareScript, fnRunScript, bareValidator, fnRunValidator}
 	for b.Loop() {
 		for range calls { // interleaved, so that all see the same machine
 			for _, c := range all {
@@ -197,6 +204,7 @@ func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	b.ReportMetric(float64(fnRun.cpu)/float64(bare.cpu), "x-overhead-cpu")
 	b.ReportMetric(float64(fnRunYAML.cpu)/float64(bare.cpu), "x-overhead-cpu-yaml-wire")
 	b.ReportMetric(float64(fnRunScript.cpu)/float64(bareScript.cpu), "x-overhead-cpu-yaml-wire-script")
+	b.ReportMetric(float64(fnRunValidator.cpu)/float64(bareValidator.cpu), "x-overhead-cpu-yaml-wire-validator")
 }
 
 const starlarkSetNamespace = `

@@ -42,7 +42,7 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 	for attempt := 1; ; attempt++ {
 		cmd := exec.Command(f.Path, f.Args...)
 		cmd.Env = home.Environ(f.Env)
-		out, err := proc.Run(ctx, cmd, input, proc.Options{Format: f.Format, Stderr: f.Stderr, Timeout: f.Timeout})
+		out, err := proc.Run(ctx, cmd, input, proc.Options{Format: f.Format, Stderr: f.Stderr, Timeout: f.Timeout, Sent: in})
 		if textBusy(err) && attempt < 5 {
 			time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
 			continue

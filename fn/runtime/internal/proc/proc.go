@@ -33,6 +33,9 @@ type Options struct {
 	// Kill ends the call when the context ends or the timeout passes; nil kills the process. The
 	// container runtime removes the container: killing the engine client alone would leave it running.
 	Kill func()
+	// Sent is the list the input encodes. Output that holds its items as they were sent gets them
+	// back unread (fn.DecodeOutput).
+	Sent *fn.ResourceList
 }
 
 // Call runs cmd with the list on standard input and reads the list it writes. cmd must not have been
@@ -43,6 +46,7 @@ func Call(ctx context.Context, cmd *exec.Cmd, in *fn.ResourceList, o Options) (*
 	if err != nil {
 		return nil, err
 	}
+	o.Sent = in
 	out, err := Run(ctx, cmd, input, o)
 	if err != nil {
 		return out.List, err
@@ -98,7 +102,7 @@ func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, e
 		}
 		return res, &fn.FunctionError{ExitCode: -1, Stderr: res.Stderr, Err: ctxErr}
 	}
-	list, _, decErr := fn.DecodeResourceList(stdout.Bytes())
+	list, decErr := fn.DecodeOutput(stdout.Bytes(), input, o.Sent)
 	if decErr == nil {
 		list.Stderr = res.Stderr
 		list.SentJSON = o.Format == fn.JSON
