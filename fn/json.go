@@ -253,7 +253,11 @@ func (w *jsonWriter) node(dst []byte, n *yaml.Node, depth int) ([]byte, error) {
 		return append(dst, '}'), nil
 	case yaml.SequenceNode:
 		dst = append(dst, '[')
+		start := len(dst)
 		for i, c := range n.Content {
+			if i == sizingItems && len(n.Content) > 2*sizingItems {
+				dst = growFor(dst, len(dst)-start, i, len(n.Content))
+			}
 			if i > 0 {
 				dst = append(dst, ',')
 			}
