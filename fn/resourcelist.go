@@ -79,17 +79,27 @@ func DecodeResourceList(data []byte) (*ResourceList, Format, error) {
 }
 
 // DecodeOutput parses a function's output. sent is the input the function was given, the
-// encoding of list (nil: none to compare with). When sent is YAML and the output's items are the
-// very lines sent (a validator, a function that changed nothing: kyaml's writer, which most
-// functions use, writes what ours does), the output's items are list's own, not a second reading
-// of those lines: only the rest of the output is parsed. Reading 1,000 resources costs about as
+// encoding of list (nil: none to compare with). When the output's items are, byte for byte, the
+// items sent (a validator, a function that changed nothing: kyaml's writer and this module's SDK
+// write what this package does), the output's items are list's own, not a second reading of the
+// same bytes, and only the rest of the output is parsed. Reading 1,000 resources costs about as
 // much as a validator's whole run.
 func DecodeOutput(out, sent []byte, list *ResourceList) (*ResourceList, error) {
 	if list != nil && len(list.Items) > 0 && FastPathsEnabled() {
-		if so, se, ok := itemsLines(sent); ok {
-			if oo, oe, ok := itemsLines(out); ok && bytes.Equal(out[oo:oe], sent[so:se]) {
-				rest := make([]byte, 0, len(out)-(oe-oo)+16)
-				rest = append(append(append(rest, out[:oo]...), "items: []\n"...), out[oe:]...)
+		span, empty, faithful := itemsLines, "items: []\n", yamlFaithful
+		if len(sent) > 0 && sent[0] == '{' {
+			span, empty, faithful = jsonItems, "[]", jsonFaithful
+		}
+		for _, it := range list.Items {
+			if !faithful(it.Document(), 0) {
+				rl, _, err := DecodeResourceList(out)
+				return rl, err
+			}
+		}
+		if so, se, ok := span(sent); ok {
+			if oo, oe, ok := span(out); ok && bytes.Equal(out[oo:oe], sent[so:se]) {
+				rest := make([]byte, 0, len(out)-(oe-oo)+len(empty))
+				rest = append(append(append(rest, out[:oo]...), empty...), out[oe:]...)
 				if rl, _, err := DecodeResourceList(rest); err == nil && len(rl.Items) == 0 {
 					rl.Items = slices.Clone(list.Items)
 					return rl, nil
@@ -99,6 +109,143 @@ func DecodeOutput(out, sent []byte, list *ResourceList) (*ResourceList, error) {
 	}
 	rl, _, err := DecodeResourceList(out)
 	return rl, err
+}
+
+// jsonItems returns where the array of a JSON ResourceList's "items" key is, brackets included;
+// ok is false unless the object has exactly one "items" key (spelt without escapes) and its value
+// is an array.
+func jsonItems(b []byte) (start, end int, ok bool) {
+	depth, key, keys := 0, -1, 0 // key: where the "items" key just read ends, after its colon
+	start, end = -1, -1
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			j := i + 1
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(b) {
+				return 0, 0, false
+			}
+			key = -1
+			if depth == 1 && string(b[i+1:j]) == "items" {
+				k := j + 1
+				for k < len(b) && isJSONSpace(b[k]) {
+					k++
+				}
+				if k < len(b) && b[k] == ':' {
+					key, keys = k+1, keys+1
+				}
+			}
+			i = j
+		case '{', '[':
+			if depth == 1 && key >= 0 && c == '[' && start < 0 && onlySpace(b[key:i]) {
+				start = i
+			}
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 1 && start >= 0 && end < 0 && c == ']' {
+				end = i + 1
+			}
+			if depth < 0 {
+				return 0, 0, false
+			}
+		}
+	}
+	return start, end, keys == 1 && start >= 0 && end > start
+}
+
+// yamlFaithful reports whether n is what reading its YAML back and restoring it from n (what the
+// pipeline does after a function) gives again: no mapping below repeats a key (restoring places
+// a field by its key's last place in the input). Only then is an item handed back as sent the
+// same as reading it.
+func yamlFaithful(n *yaml.Node, depth int) bool {
+	if depth > maxJSONDepth || n.Kind == yaml.MappingNode && repeatsKey(n) {
+		return false
+	}
+	for _, c := range n.Content {
+		if !yamlFaithful(c, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// repeatsKey reports whether a mapping holds a key twice.
+func repeatsKey(m *yaml.Node) bool {
+	if len(m.Content) > 32 {
+		seen := make(map[string]bool, len(m.Content)/2)
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if seen[m.Content[i].Value] {
+				return true
+			}
+			seen[m.Content[i].Value] = true
+		}
+		return false
+	}
+	for i := 2; i+1 < len(m.Content); i += 2 {
+		for j := 0; j < i; j += 2 {
+			if m.Content[j].Value == m.Content[i].Value {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jsonFaithful is yamlFaithful for JSON, which also loses anchors, aliases, explicit tags, merge
+// keys, keys that are not strings, and values JSON spells otherwise (0x1F, True, ~, a timestamp).
+func jsonFaithful(n *yaml.Node, depth int) bool {
+	if depth > maxJSONDepth || n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
+		return false
+	}
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+	case yaml.MappingNode:
+		if len(n.Content)%2 != 0 || repeatsKey(n) {
+			return false
+		}
+		for i := 0; i < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" || k.Style&yaml.TaggedStyle != 0 || k.Anchor != "" {
+				return false
+			}
+		}
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!str":
+			return true
+		case "!!int", "!!float":
+			return isJSONNumber(n.Value)
+		case "!!bool":
+			return n.Value == "true" || n.Value == "false"
+		case "!!null":
+			return n.Value == "null"
+		}
+		return false
+	default:
+		return false
+	}
+	for _, c := range n.Content {
+		if !jsonFaithful(c, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func onlySpace(b []byte) bool {
+	for _, c := range b {
+		if !isJSONSpace(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // itemsLines returns where the items of a YAML ResourceList are, from its "items:" line to the

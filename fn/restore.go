@@ -251,8 +251,8 @@ func fieldIndex(m *yaml.Node, pos map[string]int, k string) (int, bool) {
 // restoreLayout gives each collection of to the block or flow style of the same collection in from,
 // and new collections (from nil) block style, as kyaml writes a new resource.
 func restoreLayout(from, to *yaml.Node, depth int) {
-	if to == nil || depth > maxJSONDepth {
-		return
+	if to == nil || depth > maxJSONDepth || from == to {
+		return // from == to: an item the function handed back as it was sent (DecodeOutput)
 	}
 	if from != nil && from.Kind != to.Kind {
 		from = nil

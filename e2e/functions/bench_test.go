@@ -134,7 +134,8 @@ func BenchmarkContainerRunVsServer(b *testing.B) {
 // in wall time and in CPU time (user and system, the function's process included for fn run):
 // under load the CPU time is the steadier figure. The YAML wire runs again, with the function too,
 // on the list with a ConfigMap holding a script added (x-overhead-cpu-yaml-wire-script), and with
-// the example validator, which changes nothing (x-overhead-cpu-yaml-wire-validator).
+// the example validator, which changes nothing, on each wire (x-overhead-cpu-yaml-wire-validator,
+// x-overhead-cpu-validator).
 func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	const calls = 5
 	input := fntest.Deployments(1000, "bench")
@@ -187,7 +188,8 @@ func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	// --no-skip: its output is its input, so every run after the first would be skipped (docs/skip.md)
 	fnRunValidator := &command{name: "fn-run-yaml-wire-validator", want: "kind: Deployment", in: validate, argv: append(slices.Clone(fnRunYAML.argv), "--no-skip")}
 	runOnce(&command{want: "namespace: bench", in: input, argv: fnRun.argv}) // fills the cache: downloads are not what is measured
-	all := []*command{bare, fnRun, version, fnJSON, fnRunYAML, bareScript, fnRunScript, bareValidator, fnRunValidator}
+	fnRunValidatorJSON := &command{name: "fn-run-validator", want: "kind: Deployment", in: validate, argv: append(slices.Clone(fnRun.argv), "--no-skip")}
+	all := []*command{bare, fnRun, version, fnJSON, fnRunYAML, bareScript, fnRunScript, bareValidator, fnRunValidator, fnRunValidatorJSON}
 	for b.Loop() {
 		for range calls { // interleaved, so that all see the same machine
 			for _, c := range all {
@@ -205,6 +207,7 @@ func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	b.ReportMetric(float64(fnRunYAML.cpu)/float64(bare.cpu), "x-overhead-cpu-yaml-wire")
 	b.ReportMetric(float64(fnRunScript.cpu)/float64(bareScript.cpu), "x-overhead-cpu-yaml-wire-script")
 	b.ReportMetric(float64(fnRunValidator.cpu)/float64(bareValidator.cpu), "x-overhead-cpu-yaml-wire-validator")
+	b.ReportMetric(float64(fnRunValidatorJSON.cpu)/float64(bareValidator.cpu), "x-overhead-cpu-validator")
 }
 
 const starlarkSetNamespace = `
