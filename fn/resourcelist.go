@@ -90,20 +90,18 @@ func DecodeOutput(out, sent []byte, list *ResourceList) (*ResourceList, error) {
 		if len(sent) > 0 && sent[0] == '{' {
 			span, empty, faithful = jsonItems, "[]", jsonFaithful
 		}
-		for _, it := range list.Items {
-			if !faithful(it.Document(), 0) {
-				rl, _, err := DecodeResourceList(out)
-				return rl, err
-			}
+		so, se, ok := span(sent)
+		oo, oe, same := span(out)
+		same = same && ok && bytes.Equal(out[oo:oe], sent[so:se])
+		for i := 0; same && i < len(list.Items); i++ {
+			same = faithful(list.Items[i].Document(), 0)
 		}
-		if so, se, ok := span(sent); ok {
-			if oo, oe, ok := span(out); ok && bytes.Equal(out[oo:oe], sent[so:se]) {
-				rest := make([]byte, 0, len(out)-(oe-oo)+len(empty))
-				rest = append(append(append(rest, out[:oo]...), empty...), out[oe:]...)
-				if rl, _, err := DecodeResourceList(rest); err == nil && len(rl.Items) == 0 {
-					rl.Items = slices.Clone(list.Items)
-					return rl, nil
-				}
+		if same {
+			rest := make([]byte, 0, len(out)-(oe-oo)+len(empty))
+			rest = append(append(append(rest, out[:oo]...), empty...), out[oe:]...)
+			if rl, _, err := DecodeResourceList(rest); err == nil && len(rl.Items) == 0 {
+				rl.Items = slices.Clone(list.Items)
+				return rl, nil
 			}
 		}
 	}
