@@ -66,8 +66,8 @@ func load(b *testing.B, client *http.Client, url string, clients int, d time.Dur
 
 // BenchmarkCatalogYAMLThroughput compares GET /catalogs/{name}/catalog.yaml with a bare net/http
 // handler that writes the same body from memory (x-bare; target: at least 0.95×), and with one that
-// writes the same headers too (x-bare-same-headers: the service's nine headers cost the server and
-// the client, on the same two cores, what routing and middleware do not).
+// writes the service's nine headers too (x-bare-same-headers: what is left is routing, middleware
+// and the cache).
 func BenchmarkCatalogYAMLThroughput(b *testing.B) {
 	s := startService(b, storetest.NewDatabase(b))
 	tok := benchToken(b, s)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -356,6 +357,23 @@ func TestRequestLinesAtDebug(t *testing.T) {
 		if got, want := strings.Contains(logs.String(), "msg=request"), level == slog.LevelDebug; got != want {
 			t.Errorf("at level %s, request line logged: %v, want %v", level, got, want)
 		}
+	}
+}
+
+// The request line carries the request's ID: the proxy's X-Request-Id when it sent one, else one
+// made for the request, a new one each time.
+func TestRequestLineIDs(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	ts := newTestServer(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	ts.do(t, call{path: "/healthz", header: []string{httpx.RequestIDHeader, "from-the-proxy"}})
+	ts.do(t, call{path: "/healthz"})
+	ts.do(t, call{path: "/healthz"})
+	ids := regexp.MustCompile(`request_id=(\S+)`).FindAllStringSubmatch(logs.String(), -1)
+	if len(ids) != 3 || ids[0][1] != "from-the-proxy" || !strings.HasSuffix(ids[1][1], "-000001") || !strings.HasSuffix(ids[2][1], "-000002") {
+		t.Errorf("request IDs %q, want the proxy's, then two made here in order:\n%s", ids, logs.String())
 	}
 }
 

@@ -156,10 +156,12 @@ func DefaultDeadlines() Deadlines {
 	return Deadlines{Read: 5 * time.Second, Validate: 15 * time.Second, Write: 60 * time.Second, Body: 20 * time.Second}
 }
 
-// deadline bounds every request by its class's deadline, and gives it its ID. The deadline's timer starts only when
-// something waits for the request's context to end (deadlineContext): a database call does, an
-// answer from memory does not, and a timer, a context and its registration with the
-// connection's context for each request were the largest cost of serving catalog.yaml from memory.
+// deadline bounds every request by its class's deadline, and gives it its ID. The deadline's
+// timer starts only when something waits for the request's context to end (deadlineContext): a
+// database call does, an answer from memory does not, and a timer, a context and its registration
+// with the connection's context for each request were the largest cost of serving catalog.yaml
+// from memory. The ID is the X-Request-Id the request came with, else one made when first asked
+// for (the request log line at debug level, an error page).
 func (s *Server) deadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := s.deadlines.Read

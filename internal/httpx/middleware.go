@@ -23,31 +23,17 @@ const RequestIDHeader = "X-Request-Id"
 
 type requestIDKey struct{}
 
-// RequestIDs gives each request an ID, for the log and the error pages: the client's
-// X-Request-Id if it sent one, else this process's prefix and a counter.
+// RequestIDs makes request IDs, for the log and the error pages, where a request did not come with
+// one (X-Request-Id): this process's prefix and a counter.
 type RequestIDs struct {
 	once   sync.Once
 	prefix string
 	n      atomic.Uint64
 }
 
-// ID is the request's ID: the X-Request-Id it came with, else a new one (New). A middleware puts
-// it in the request's context, with WithRequestID or in a context of its own (IsRequestIDKey).
-func (ids *RequestIDs) ID(r *http.Request) string {
-	if id := r.Header.Get(RequestIDHeader); id != "" {
-		return id
-	}
-	return ids.New()
-}
-
-// WithRequestID returns ctx carrying id, for RequestID.
-func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, id)
-}
-
-// IsRequestIDKey reports whether key is what RequestID asks a context's Value for: a context type
-// of a middleware's own can carry the ID by answering it, without a context.WithValue and a copy
-// of the request more.
+// IsRequestIDKey reports whether key is what RequestID asks a context's Value for: the context a
+// middleware gives each request answers it with the ID (the X-Request-Id the request came with,
+// else New), without a context.WithValue and a copy of the request more.
 func IsRequestIDKey(key any) bool {
 	_, ok := key.(requestIDKey)
 	return ok
