@@ -175,15 +175,8 @@ func yamlFaithful(n *yaml.Node, depth int) bool {
 
 // repeatsKey reports whether a mapping holds a key twice.
 func repeatsKey(m *yaml.Node) bool {
-	if len(m.Content) > 32 {
-		seen := make(map[string]bool, len(m.Content)/2)
-		for i := 0; i+1 < len(m.Content); i += 2 {
-			if seen[m.Content[i].Value] {
-				return true
-			}
-			seen[m.Content[i].Value] = true
-		}
-		return false
+	if pos := fieldPositions(m); pos != nil { // a large mapping: its index holds each key once
+		return len(pos) != len(m.Content)/2
 	}
 	for i := 2; i+1 < len(m.Content); i += 2 {
 		for j := 0; j < i; j += 2 {
@@ -536,7 +529,7 @@ func encodeYAML(wide bool, nodes ...*yaml.Node) ([]byte, error) {
 			out = append(out, "---\n"...)
 		}
 		if fast {
-			if b, ok := appendYAMLParts(out, n, wide, true); ok {
+			if b, ok := appendYAML(out, n, wide); ok {
 				out = b
 				continue
 			}

@@ -49,7 +49,7 @@ func TestNewLookAlikesAreQuotedAsYAMLv3Marshals(t *testing.T) {
 			t.Fatal(err)
 		}
 		QuoteLookAlikes(n)
-		fast, ok := appendYAML(nil, n, false)
+		fast, ok := appendFast(nil, n, false)
 		if !ok {
 			t.Fatalf("%q: the fast writer refused the document", v)
 		}

@@ -172,7 +172,7 @@ func TestFastYAMLMatchesYAMLv3OnLookAlikes(t *testing.T) {
 				QuoteLookAlikes(&doc)
 			}
 			for _, wide := range []bool{false, true} {
-				got, ok := appendYAML(nil, &doc, wide)
+				got, ok := appendFast(nil, &doc, wide)
 				if !ok {
 					continue // left to yaml.v3 (a key yaml.v3 writes with a tag)
 				}
@@ -192,7 +192,7 @@ func TestFastYAMLMatchesYAMLv3(t *testing.T) {
 			t.Fatalf("corpus %d: %v", i, err)
 		}
 		for _, wide := range []bool{false, true} {
-			got, ok := appendYAML(nil, &doc, wide)
+			got, ok := appendFast(nil, &doc, wide)
 			if ok != tc.fast {
 				t.Errorf("corpus %d (wide %v): fast = %v, want %v", i, wide, ok, tc.fast)
 			}
@@ -214,7 +214,7 @@ func TestFastYAMLFromJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := appendYAML(nil, n, false)
+	got, ok := appendFast(nil, n, false)
 	if !ok {
 		t.Fatal("the fast writer refused a plain JSON document")
 	}
@@ -281,7 +281,7 @@ func checkPartialYAML(t *testing.T, n *yaml.Node, wide bool) {
 		{Kind: yaml.MappingNode, Content: []*yaml.Node{str("items"), {Kind: yaml.SequenceNode, Content: []*yaml.Node{body, body}}}},
 		{Kind: yaml.MappingNode, Content: []*yaml.Node{str("a"), str("b"), str("functionConfig"), body}},
 	} {
-		got, ok := appendYAMLParts(nil, doc, wide, true)
+		got, ok := appendYAML(nil, doc, wide)
 		if !ok {
 			continue
 		}
@@ -297,7 +297,7 @@ func checkPartialYAML(t *testing.T, n *yaml.Node, wide bool) {
 
 func checkFastYAML(t *testing.T, n *yaml.Node, wide bool) {
 	t.Helper()
-	if got, ok := appendYAML(nil, n, wide); ok {
+	if got, ok := appendFast(nil, n, wide); ok {
 		want, err := encodeYAMLv3(n, wide)
 		if err != nil {
 			t.Skip("yaml.v3 cannot write it either")
@@ -389,10 +389,10 @@ func TestPartialYAMLMatchesYAMLv3OnTestdata(t *testing.T) {
 						continue
 					}
 					total++
-					if _, ok := appendYAML(nil, n, wide); ok {
+					if _, ok := appendFast(nil, n, wide); ok {
 						fast++
 					}
-					got, ok := appendYAMLParts(nil, n, wide, true)
+					got, ok := appendYAML(nil, n, wide)
 					if !ok {
 						continue
 					}
