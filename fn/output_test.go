@@ -169,23 +169,12 @@ func TestDecodeOutputOnTestdata(t *testing.T) {
 				continue
 			}
 			for _, f := range []Format{YAML, JSON} {
-				list := &ResourceList{Items: []*yaml.RNode{yaml.NewRNode(d.Content[0])}}
-				sent, err := list.Encode(f)
-				if err != nil {
-					continue
-				}
-				want, _, err := DecodeResourceList(sent)
-				if err != nil {
-					continue
-				}
-				got, err := DecodeOutput(sent, sent, list)
-				if err != nil {
-					t.Fatalf("%s: %v", path, err)
-				}
-				if got.Items[0] == list.Items[0] {
+				if checkEcho(t, d.Content[0], f) {
 					reused++
 				}
-				checkSameList(t, list, want, got, f == JSON)
+			}
+			if t.Failed() {
+				t.Fatalf("in %s", path)
 			}
 		}
 	}
@@ -245,19 +234,27 @@ func FuzzDecodeOutputEcho(f *testing.F) {
 		if asJSON {
 			format = JSON
 		}
-		list := &ResourceList{Items: []*yaml.RNode{yaml.NewRNode(&n)}}
-		sent, err := list.Encode(format)
-		if err != nil {
-			return
-		}
-		want, _, err := DecodeResourceList(sent)
-		if err != nil {
-			return
-		}
-		got, err := DecodeOutput(sent, sent, list)
-		if err != nil {
-			t.Fatalf("%v, reading it gave no error", err)
-		}
-		checkSameList(t, list, want, got, asJSON)
+		checkEcho(t, &n, format)
 	})
+}
+
+// checkEcho sends item in a list in format f, gives DecodeOutput the same bytes back, and holds
+// what it returns to reading and restoring them. It reports whether the item came back unread.
+func checkEcho(t *testing.T, item *yaml.Node, f Format) bool {
+	t.Helper()
+	list := &ResourceList{Items: []*yaml.RNode{yaml.NewRNode(item)}}
+	sent, err := list.Encode(f)
+	if err != nil {
+		return false
+	}
+	want, _, err := DecodeResourceList(sent)
+	if err != nil {
+		return false
+	}
+	got, err := DecodeOutput(sent, sent, list)
+	if err != nil {
+		t.Fatalf("%v, reading it gave no error", err)
+	}
+	checkSameList(t, list, want, got, f == JSON)
+	return got.Items[0] == list.Items[0]
 }
