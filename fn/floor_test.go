@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -128,8 +127,8 @@ func perItemFloor(mode, function string, r *os.File) ([]byte, error) {
 	inSlab, outSlab := make([]yaml.Node, 512), make([]yaml.Node, 512)
 	var item []byte // one resource written, to be copied into place
 	wire := make([]byte, 0, len(in)+len(in)/4)
-	json := mode != "yaml"
-	if json {
+	onJSON := mode != "yaml"
+	if onJSON {
 		header, ok := readYAMLFast(append(append([]byte(nil), in[:s]...), in[e:]...))
 		if !ok {
 			return nil, floorError("the input's header is not plain YAML")
@@ -150,7 +149,7 @@ func perItemFloor(mode, function string, r *os.File) ([]byte, error) {
 		if err := setAnnotation(yaml.NewRNode(res), kioutil.IdAnnotation, "krm-catalog-"+strconv.Itoa(i)); err != nil {
 			return nil, err
 		}
-		if json {
+		if onJSON {
 			if i > 0 {
 				wire = append(wire, ',')
 			}
@@ -161,7 +160,7 @@ func perItemFloor(mode, function string, r *os.File) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if json {
+	if onJSON {
 		wire = append(wire, "]}\n"...)
 	} else {
 		wire = append(wire, in[e:]...)
@@ -186,7 +185,7 @@ func perItemFloor(mode, function string, r *os.File) ([]byte, error) {
 	}
 
 	var outSpans [][]byte
-	if json {
+	if onJSON {
 		s, e, ok := jsonItems(out)
 		if !ok {
 			return nil, floorError("the output has no items array")
@@ -201,14 +200,13 @@ func perItemFloor(mode, function string, r *os.File) ([]byte, error) {
 	}
 	result := make([]byte, 0, len(out)+len(out)/8)
 	result = append(result, "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"...)
-	p := jsonParser{strs: make(map[string]string, 256)}
+	p := newJSONParser()
 	for i, span := range outSpans {
 		var res *yaml.Node
-		if json {
+		if onJSON {
 			clear(outSlab)
 			p.slab = outSlab
-			d := jsontext.NewDecoder(bytes.NewBuffer(span), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-			if res, err = p.value(d); err != nil {
+			if res, err = p.decode(span); err != nil {
 				return nil, err
 			}
 		} else if res, err = floorItem(span, outSlab); err != nil {
@@ -220,7 +218,7 @@ func perItemFloor(mode, function string, r *os.File) ([]byte, error) {
 				return nil, err
 			}
 			Restore(yaml.NewRNode(from), yaml.NewRNode(res))
-			if json {
+			if onJSON {
 				restoreLayout(from, res, 0)
 			}
 		}
@@ -243,7 +241,9 @@ func readAll(r interface{ Read([]byte) (int, error) }, size int) ([]byte, error)
 
 // floorItem reads one item of a block sequence ("- apiVersion: ...") into slab.
 func floorItem(span []byte, slab []yaml.Node) (*yaml.Node, error) {
-	docs, ok := readYAMLFastInto(span, slab)
+	clear(slab)
+	s := nodeSlab(slab)
+	docs, ok := readYAMLFastFrom(span, 1, &s)
 	if !ok || len(docs) != 1 || len(docs[0].Content[0].Content) != 1 {
 		return nil, floorError("an item the fast reader does not read")
 	}
@@ -259,43 +259,4 @@ func appendItem(dst, item []byte, m *yaml.Node) ([]byte, []byte, error) {
 		return nil, nil, floorError("an item the fast writer does not write")
 	}
 	return append(dst, item[len("items:\n"):]...), item, nil
-}
-
-// splitBlockItems splits the lines of a block sequence at column 0 into its items.
-func splitBlockItems(b []byte) [][]byte {
-	var items [][]byte
-	start := 0
-	for i := 1; i < len(b); i++ {
-		if b[i-1] == '\n' && b[i] == '-' {
-			items = append(items, b[start:i])
-			start = i
-		}
-	}
-	return append(items, b[start:])
-}
-
-// splitJSONElements splits a JSON array of objects into its elements.
-func splitJSONElements(b []byte) [][]byte {
-	var elems [][]byte
-	depth, start := 0, 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-		case '{', '[':
-			if depth++; depth == 2 {
-				start = i
-			}
-		case '}', ']':
-			if depth == 2 {
-				elems = append(elems, b[start:i+1])
-			}
-			depth--
-		}
-	}
-	return elems
 }

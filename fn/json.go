@@ -28,7 +28,14 @@ const maxJSONDepth = 1000
 // duplicate names; invalid UTF-8 and lone surrogates become U+FFFD, as encoding/json reads them.
 // Trailing data other than white space is an error.
 func DecodeJSONNode(data []byte) (*yaml.Node, error) {
-	p := jsonParser{strs: make(map[string]string, 256)}
+	return newJSONParser().decode(data)
+}
+
+func newJSONParser() *jsonParser { return &jsonParser{strs: make(map[string]string, 256)} }
+
+// decode is DecodeJSONNode with p's slab, stack and shared strings, which a caller reading
+// resources one by one keeps for the next.
+func (p *jsonParser) decode(data []byte) (*yaml.Node, error) {
 	// a bytes.Buffer is read in place, without a copy
 	d := jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	n, err := p.value(d)

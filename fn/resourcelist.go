@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -79,34 +78,198 @@ func DecodeResourceList(data []byte) (*ResourceList, Format, error) {
 }
 
 // DecodeOutput parses a function's output. sent is the input the function was given, the
-// encoding of list (nil: none to compare with). When the output's items are, byte for byte, the
-// items sent (a validator, a function that changed nothing: kyaml's writer and this module's SDK
-// write what this package does), the output's items are list's own, not a second reading of the
-// same bytes, and only the rest of the output is parsed. Reading 1,000 resources costs about as
-// much as a validator's whole run.
+// encoding of list (nil: none to compare with). An output item that is, byte for byte, the item
+// sent (a validator, a function that left it alone: kyaml's writer and this module's SDK write
+// what this package does) is list's own item, not a second reading of the same bytes; only the
+// items that changed and the rest of the output are parsed, each changed item on its own where
+// that reads it as the whole output would (see wireLayout.read). Reading 1,000 resources costs
+// about as much as a validator's whole run.
 func DecodeOutput(out, sent []byte, list *ResourceList) (*ResourceList, error) {
 	if list != nil && len(list.Items) > 0 && FastPathsEnabled() {
-		span, empty, faithful := itemsLines, "items: []\n", yamlFaithful
-		if len(sent) > 0 && sent[0] == '{' {
-			span, empty, faithful = jsonItems, "[]", jsonFaithful
-		}
-		so, se, ok := span(sent)
-		oo, oe, same := span(out)
-		same = same && ok && bytes.Equal(out[oo:oe], sent[so:se])
-		for i := 0; same && i < len(list.Items); i++ {
-			same = faithful(list.Items[i].Document(), 0)
-		}
-		if same {
-			rest := make([]byte, 0, len(out)-(oe-oo)+len(empty))
-			rest = append(append(append(rest, out[:oo]...), empty...), out[oe:]...)
-			if rl, _, err := DecodeResourceList(rest); err == nil && len(rl.Items) == 0 {
-				rl.Items = slices.Clone(list.Items)
-				return rl, nil
-			}
+		if rl := decodeReusing(out, sent, list); rl != nil {
+			return rl, nil
 		}
 	}
 	rl, _, err := DecodeResourceList(out)
 	return rl, err
+}
+
+// wireLayout is how a wire format lays out a ResourceList's items, for DecodeOutput.
+type wireLayout struct {
+	// span is where the items are (their key included for YAML, the array for JSON); ok is false
+	// unless the list has exactly one items key of that shape.
+	span func(b []byte) (start, end int, ok bool)
+	// split cuts what span found into the items' texts.
+	split func(b []byte) [][]byte
+	// empty stands for the items when the rest of the output is parsed.
+	empty string
+	// faithful is whether an item sent reads back as itself (yamlFaithful, jsonFaithful).
+	faithful func(n *yaml.Node, depth int) bool
+	json     bool
+}
+
+var (
+	yamlLayout = wireLayout{span: itemsLines, split: func(b []byte) [][]byte { return splitBlockItems(b[len("items:\n"):]) }, empty: "items: []\n", faithful: yamlFaithful}
+	jsonLayout = wireLayout{span: jsonItems, split: splitJSONElements, empty: "[]", faithful: jsonFaithful, json: true}
+)
+
+// decodeReusing is DecodeOutput handing back the items that came back as they were sent; nil when
+// it cannot, or when none did.
+func decodeReusing(out, sent []byte, list *ResourceList) *ResourceList {
+	l := yamlLayout
+	if len(sent) > 0 && sent[0] == '{' {
+		l = jsonLayout
+	}
+	so, se, ok := l.span(sent)
+	oo, oe, ok2 := l.span(out)
+	if !ok || !ok2 {
+		return nil
+	}
+	items := make([]*yaml.RNode, len(list.Items))
+	if bytes.Equal(out[oo:oe], sent[so:se]) {
+		for i, it := range list.Items {
+			if !l.faithful(it.Document(), 0) {
+				return nil
+			}
+			items[i] = it
+		}
+	} else if !decodeChanged(l, out, oo, oe, l.split(sent[so:se]), list, items) {
+		return nil
+	}
+	rest := make([]byte, 0, len(out)-(oe-oo)+len(l.empty))
+	rest = append(append(append(rest, out[:oo]...), l.empty...), out[oe:]...)
+	rl, ok := decodeRest(rest)
+	if !ok {
+		return nil
+	}
+	rl.Items = items
+	return rl
+}
+
+// decodeChanged fills items from the output's items (out[start:end]), as many as were sent: list's
+// own where the text is the one sent, else the item read alone. It reports false when the output
+// has another number of items, when none came back as sent, or when an item that changed cannot be
+// read alone as the whole output would read it. A YAML item alone is read as within the list when
+// the fast reader reads it, from its line (it reads no full-line comment, tag, anchor or alias,
+// and builds what yaml.v3 builds), and no item holds an anchor or an alias: an item handed back
+// may refer to an anchor in one that changed. A JSON item is a value of its own.
+func decodeChanged(l wireLayout, out []byte, start, end int, sentItems [][]byte, list *ResourceList, items []*yaml.RNode) bool {
+	outItems := l.split(out[start:end])
+	line := 2 + bytes.Count(out[:start], []byte("\n")) // the line the first YAML item starts on
+	if len(sentItems) != len(list.Items) || len(outItems) != len(list.Items) {
+		return false
+	}
+	reused := 0
+	for i, o := range outItems {
+		if bytes.Equal(o, sentItems[i]) && l.faithful(list.Items[i].Document(), 0) {
+			items[i] = list.Items[i]
+			reused++
+		}
+	}
+	if reused == 0 || !l.json && bytes.ContainsAny(out[start:end], "&*") {
+		return false // nothing to gain over reading the whole output, or no item may be read alone
+	}
+	var slab nodeSlab
+	var jp *jsonParser
+	for i, o := range outItems {
+		itemLine := line
+		if !l.json {
+			line += bytes.Count(o, []byte("\n"))
+		}
+		if items[i] != nil {
+			continue
+		}
+		var n *yaml.Node
+		if l.json {
+			if jp == nil {
+				jp = newJSONParser()
+			}
+			var err error
+			if n, err = jp.decode(o); err != nil {
+				return false
+			}
+		} else {
+			docs, ok := readYAMLFastFrom(o, itemLine, &slab)
+			if !ok || len(docs) != 1 || docs[0].Content[0].Kind != yaml.SequenceNode || len(docs[0].Content[0].Content) != 1 {
+				return false
+			}
+			n = docs[0].Content[0].Content[0]
+		}
+		item, err := checkItem(n, i)
+		if err != nil {
+			return false
+		}
+		items[i] = item
+	}
+	return true
+}
+
+// decodeRest parses the output with its items taken out; false unless it is a ResourceList with
+// one items key (the last of several is the one reading the whole output takes).
+func decodeRest(rest []byte) (*ResourceList, bool) {
+	trimmed := bytes.TrimLeft(rest, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		rl, _, err := DecodeResourceList(trimmed)
+		return rl, err == nil && len(rl.Items) == 0
+	}
+	docs, err := decodeYAMLDocuments(rest)
+	if err != nil || len(docs) != 1 || docs[0].Content[0].Kind != yaml.MappingNode {
+		return nil, false
+	}
+	m, keys := docs[0].Content[0], 0
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "items" {
+			keys++
+		}
+	}
+	if keys != 1 || !isResourceList(m) {
+		return nil, false
+	}
+	rl, err := fromNode(m)
+	return rl, err == nil && len(rl.Items) == 0
+}
+
+// splitBlockItems cuts the lines of a block sequence at column 0 into its items.
+func splitBlockItems(b []byte) [][]byte {
+	var items [][]byte
+	start := 0
+	for i := 1; i < len(b); i++ {
+		if b[i] == '-' && b[i-1] == '\n' {
+			items = append(items, b[start:i])
+			start = i
+		}
+	}
+	if start < len(b) {
+		items = append(items, b[start:])
+	}
+	return items
+}
+
+// splitJSONElements cuts a JSON array into its elements that are objects or arrays; a scalar
+// element is left out (the caller compares counts).
+func splitJSONElements(b []byte) [][]byte {
+	var elems [][]byte
+	depth, start := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			if depth++; depth == 2 {
+				start = i
+			}
+		case '}', ']':
+			if depth == 2 {
+				elems = append(elems, b[start:i+1])
+			}
+			depth--
+		}
+	}
+	return elems
 }
 
 // jsonItems returns where the array of a JSON ResourceList's "items" key is, brackets included;

@@ -28,13 +28,17 @@ type fastReader struct {
 }
 
 // readYAMLFast returns the non-empty documents of data, as decodeYAMLDocuments would, or ok=false.
-func readYAMLFast(data []byte) (docs []*yaml.Node, ok bool) { return readYAMLFastInto(data, nil) }
+func readYAMLFast(data []byte) (docs []*yaml.Node, ok bool) {
+	var slab nodeSlab
+	return readYAMLFastFrom(data, 1, &slab)
+}
 
-// readYAMLFastInto is readYAMLFast taking its first nodes from slab (zeroed here), so that a caller
-// reading one resource at a time can use the same memory for each.
-func readYAMLFastInto(data []byte, slab []yaml.Node) (docs []*yaml.Node, ok bool) {
-	clear(slab)
-	r := &fastReader{src: data, line: 1, slab: slab}
+// readYAMLFastFrom is readYAMLFast for data that starts on the given line of what it is part of,
+// taking its nodes from slab and leaving there those it did not take: a caller reading resources
+// one by one shares one slab between them.
+func readYAMLFastFrom(data []byte, line int, slab *nodeSlab) (docs []*yaml.Node, ok bool) {
+	r := &fastReader{src: data, line: line, slab: *slab}
+	defer func() { *slab = r.slab }()
 	for i := 0; i < len(data); i++ {
 		if c := data[i]; c >= 0x7f || c < 0x20 && c != '\n' {
 			return nil, false // tabs, carriage returns, control and non-ASCII characters

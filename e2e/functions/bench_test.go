@@ -187,9 +187,15 @@ func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	bareValidator := &command{name: "bare-validator", want: "kind: Deployment", in: validate, argv: []string{bins.Fn["require-limits"]}}
 	// --no-skip: its output is its input, so every run after the first would be skipped (docs/skip.md)
 	fnRunValidator := &command{name: "fn-run-yaml-wire-validator", want: "kind: Deployment", in: validate, argv: append(slices.Clone(fnRunYAML.argv), "--no-skip")}
+	// and over a list where every second resource has the namespace already: the function gives
+	// those back as they were sent, which fn run hands through unread (fn.DecodeOutput)
+	half := halfNamespaced(input, "bench")
+	bareHalf := &command{name: "bare-half-set", want: "namespace: bench", in: half, argv: bare.argv}
+	fnRunHalf := &command{name: "fn-run-half-set", want: "namespace: bench", in: half, argv: fnRun.argv}
+	fnRunHalfYAML := &command{name: "fn-run-yaml-wire-half-set", want: "namespace: bench", in: half, argv: fnRunYAML.argv}
 	runOnce(&command{want: "namespace: bench", in: input, argv: fnRun.argv}) // fills the cache: downloads are not what is measured
 	fnRunValidatorJSON := &command{name: "fn-run-validator", want: "kind: Deployment", in: validate, argv: append(slices.Clone(fnRun.argv), "--no-skip")}
-	all := []*command{bare, fnRun, version, fnJSON, fnRunYAML, bareScript, fnRunScript, bareValidator, fnRunValidator, fnRunValidatorJSON}
+	all := []*command{bare, fnRun, version, fnJSON, fnRunYAML, bareScript, fnRunScript, bareValidator, fnRunValidator, fnRunValidatorJSON, bareHalf, fnRunHalf, fnRunHalfYAML}
 	for b.Loop() {
 		for range calls { // interleaved, so that all see the same machine
 			for _, c := range all {
@@ -208,6 +214,24 @@ func BenchmarkFnRunVsBareFunction(b *testing.B) {
 	b.ReportMetric(float64(fnRunScript.cpu)/float64(bareScript.cpu), "x-overhead-cpu-yaml-wire-script")
 	b.ReportMetric(float64(fnRunValidator.cpu)/float64(bareValidator.cpu), "x-overhead-cpu-yaml-wire-validator")
 	b.ReportMetric(float64(fnRunValidatorJSON.cpu)/float64(bareValidator.cpu), "x-overhead-cpu-validator")
+	b.ReportMetric(float64(fnRunHalf.cpu)/float64(bareHalf.cpu), "x-overhead-cpu-half-set")
+	b.ReportMetric(float64(fnRunHalfYAML.cpu)/float64(bareHalf.cpu), "x-overhead-cpu-yaml-wire-half-set")
+}
+
+// halfNamespaced gives every second Deployment of fntest.Deployments's list the namespace ns.
+func halfNamespaced(list []byte, ns string) []byte {
+	var b bytes.Buffer
+	even := true
+	for line := range bytes.Lines(list) {
+		b.Write(line)
+		if bytes.HasPrefix(line, []byte("    name: app-")) {
+			if even {
+				b.WriteString("    namespace: " + ns + "\n")
+			}
+			even = !even
+		}
+	}
+	return b.Bytes()
 }
 
 const starlarkSetNamespace = `
