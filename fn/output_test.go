@@ -64,6 +64,7 @@ func TestDecodeOutputReusesUnchangedItems(t *testing.T) {
 		{"a comment at column 0 after the items", strings.Replace(string(sent), "functionConfig:", "# note\nfunctionConfig:", 1), false},
 		{"items indented", strings.Replace(string(sent), string(items), "items:\n"+indented, 1), false},
 		{"no items", "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n", false},
+		{"the same items, then a second items key, empty", string(sent) + "items: []\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

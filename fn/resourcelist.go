@@ -82,8 +82,8 @@ func DecodeResourceList(data []byte) (*ResourceList, Format, error) {
 // sent (a validator, a function that left it alone: kyaml's writer and this module's SDK write
 // what this package does) is list's own item, not a second reading of the same bytes; only the
 // items that changed and the rest of the output are parsed, each changed item on its own where
-// that reads it as the whole output would (see wireLayout.read). Reading 1,000 resources costs
-// about as much as a validator's whole run.
+// that reads it as the whole output would (decodeChanged). Reading 1,000 resources costs about as
+// much as a validator's whole run.
 func DecodeOutput(out, sent []byte, list *ResourceList) (*ResourceList, error) {
 	if list != nil && len(list.Items) > 0 && FastPathsEnabled() {
 		if rl := decodeReusing(out, sent, list); rl != nil {
@@ -96,8 +96,8 @@ func DecodeOutput(out, sent []byte, list *ResourceList) (*ResourceList, error) {
 
 // wireLayout is how a wire format lays out a ResourceList's items, for DecodeOutput.
 type wireLayout struct {
-	// span is where the items are (their key included for YAML, the array for JSON); ok is false
-	// unless the list has exactly one items key of that shape.
+	// span is where the items are (their key included for YAML, the array for JSON), when they
+	// have the shape it takes (decodeRest then checks that no other items key follows).
 	span func(b []byte) (start, end int, ok bool)
 	// split cuts what span found into the items' texts.
 	split func(b []byte) [][]byte
@@ -105,7 +105,8 @@ type wireLayout struct {
 	empty string
 	// faithful is whether an item sent reads back as itself (yamlFaithful, jsonFaithful).
 	faithful func(n *yaml.Node, depth int) bool
-	json     bool
+	// json is set for the JSON wire.
+	json bool
 }
 
 var (
