@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/krm-catalog/krm-catalog/internal/httpx"
 )
 
@@ -161,7 +163,9 @@ func DefaultDeadlines() Deadlines {
 // database call does, an answer from memory does not, and a timer, a context and its registration
 // with the connection's context for each request were the largest cost of serving catalog.yaml
 // from memory. The ID is the X-Request-Id the request came with, else one made when first asked
-// for (the request log line at debug level, an error page).
+// for (the request log line at debug level, an error page). The context also holds the router's
+// routing context, taken from a pool as the router would take it: the router then uses it rather
+// than copying the request once more to add its own.
 func (s *Server) deadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := s.deadlines.Read
@@ -175,8 +179,14 @@ func (s *Server) deadline(next http.Handler) http.Handler {
 		default:
 			d = s.deadlines.Write
 		}
-		ctx := &deadlineContext{Context: r.Context(), deadline: time.Now().Add(d), id: r.Header.Get(httpx.RequestIDHeader), ids: &s.ids}
-		defer ctx.stop()
+		route := s.routes.Get().(*chi.Context)
+		route.Reset()
+		route.Routes = s.router
+		ctx := &deadlineContext{Context: r.Context(), deadline: time.Now().Add(d), id: r.Header.Get(httpx.RequestIDHeader), ids: &s.ids, route: route}
+		defer func() {
+			ctx.stop()
+			s.routes.Put(route)
+		}()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -192,6 +202,8 @@ type deadlineContext struct {
 	// when first asked for (under mu), as most requests never are
 	id  string
 	ids *httpx.RequestIDs
+	// the router's routing context (chi.RouteCtxKey)
+	route *chi.Context
 
 	mu      sync.Mutex
 	stopped bool
@@ -247,6 +259,9 @@ func (c *deadlineContext) Err() error { return c.start().Err() }
 
 // Value is the started context's value, or the parent's before.
 func (c *deadlineContext) Value(key any) any {
+	if key == chi.RouteCtxKey && c.route != nil {
+		return c.route
+	}
 	if httpx.IsRequestIDKey(key) {
 		c.mu.Lock()
 		defer c.mu.Unlock()

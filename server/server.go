@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,7 +83,9 @@ type Server struct {
 	maxBody   int64
 	cache     *ContentCache
 	metrics   *httpMetrics
-	router    chi.Router
+	router    *chi.Mux
+	handler   http.Handler // router behind the deadline
+	routes    sync.Pool    // of *chi.Context, which deadline hands the router
 	ids       httpx.RequestIDs
 
 	// Cache-Control values of the curl endpoints, built once
@@ -145,8 +148,9 @@ func New(cfg Config) (*Server, error) {
 	}
 
 	r := chi.NewRouter()
-	// deadline first: its context carries the request's ID too, which observe and recoverPanics log
-	r.Use(s.deadline, s.observe, s.recoverPanics, httpx.HeadAsGet, s.checkQuery)
+	// deadline first, around the router: its context carries the request's ID too, which observe
+	// and recoverPanics log, and the router's routing context
+	r.Use(s.observe, s.recoverPanics, httpx.HeadAsGet, s.checkQuery)
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.handle(s.readyz))
 	r.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
@@ -188,11 +192,13 @@ func New(cfg Config) (*Server, error) {
 		cfg.Mount(r)
 	}
 	s.router = r
+	s.routes.New = func() any { return chi.NewRouteContext() }
+	s.handler = s.deadline(r)
 	return s, nil
 }
 
 // ServeHTTP serves a request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // checkQuery refuses a query string that net/url cannot read whole: past its limit on parameters
 // it drops them all, and a bad escape drops one, so a filtered search would silently answer
