@@ -274,6 +274,29 @@ func TestPooledConnectionsToFailedHostDropped(t *testing.T) {
 	}
 }
 
+// TestServerKeepalive checks that the server's end of the service's sessions over TCP probes a
+// silent peer as the service's end does, so that a session whose client's host is gone ends.
+func TestServerKeepalive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dbURL := storetest.NewDatabase(t)
+	if u, err := url.Parse(dbURL); err != nil || u.Hostname() != "127.0.0.1" {
+		t.Fatalf("the test database is not over TCP (on a socket the settings read 0): %s", dbURL)
+	}
+	s, err := Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got [3]string
+	if err := s.pool.QueryRow(ctx, "SELECT current_setting('tcp_keepalives_idle'), current_setting('tcp_keepalives_interval'), current_setting('tcp_keepalives_count')").Scan(&got[0], &got[1], &got[2]); err != nil {
+		t.Fatal(err)
+	}
+	if want := [3]string{"5", "2", "3"}; got != want {
+		t.Errorf("server keepalive (idle, interval, count) %v, want %v", got, want)
+	}
+}
+
 // TestIdleInTransactionTimeout checks that the service's sessions end a transaction left open by
 // a client that went silent, so that its row locks do not outlive it.
 func TestIdleInTransactionTimeout(t *testing.T) {

@@ -115,6 +115,17 @@ func poolConfig(url string, opts Options) (*pgxpool.Config, *hostHealth, error) 
 	if _, set := cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"]; !set {
 		cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(opts.IdleInTransactionTimeout.Milliseconds(), 10)
 	}
+	// The server's end of each session keeps alive as ours does: a session waiting for the rest of
+	// a message from a replica whose host is gone (mid-COPY of a publish) is active, not idle in
+	// its transaction, and would keep the catalog's row lock until the write statement timeout.
+	for k, v := range map[string]time.Duration{"tcp_keepalives_idle": keepAliveIdle, "tcp_keepalives_interval": keepAliveInterval} {
+		if _, set := cfg.ConnConfig.RuntimeParams[k]; !set {
+			cfg.ConnConfig.RuntimeParams[k] = strconv.Itoa(int(v.Seconds()))
+		}
+	}
+	if _, set := cfg.ConnConfig.RuntimeParams["tcp_keepalives_count"]; !set {
+		cfg.ConnConfig.RuntimeParams["tcp_keepalives_count"] = strconv.Itoa(keepAliveCount)
+	}
 	cfg.HealthCheckPeriod = 5 * time.Second
 	// A connection idle across a database restart or failover is dead: hosts checks it before use
 	// rather than fail a request with it, and keeps new connections off a host that failed.
