@@ -466,3 +466,38 @@ func positions(n *yaml.Node, to [][2]int) [][2]int {
 	}
 	return to
 }
+
+func TestSplitJSONElements(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want []string // nil: not an array of objects and arrays
+	}{
+		{`[]`, []string{}},
+		{` [ ]`, nil}, // the span starts at its bracket
+		{`[ ]`, []string{}},
+		{`[{"a":1}]`, []string{`{"a":1}`}},
+		{"[ {\"a\":1} ,\n {\"b\":[2,{\"c\":\"]}\"}]} ]", []string{`{"a":1}`, `{"b":[2,{"c":"]}"}]}`}},
+		{`[{"a":"\"}"},[1]]`, []string{`{"a":"\"}"}`, `[1]`}},
+		{`[{"a":1}{"b":2}]`, nil},
+		{`[{"a":1},]`, nil},
+		{`[,{"a":1}]`, nil},
+		{`[{"a":1},,{"b":2}]`, nil},
+		{`[{"a":1},2]`, nil},
+		{`["x"]`, nil},
+		{`[{"a":1}`, nil},
+		{`[{"a":1}]]`, nil},
+	} {
+		got := splitJSONElements([]byte(tc.in))
+		var gotS []string
+		if got != nil {
+			gotS = []string{}
+			for _, e := range got {
+				gotS = append(gotS, string(e))
+			}
+		}
+		if diff := cmp.Diff(tc.want, gotS); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}

@@ -246,13 +246,37 @@ func splitBlockItems(b []byte) [][]byte {
 	return items
 }
 
-// splitJSONElements cuts a JSON array into its elements that are objects or arrays; a scalar
-// element is left out (the caller compares counts).
+// splitJSONElements cuts a JSON array of objects and arrays into its elements; nil when anything
+// else is between them (a scalar element, a comma missing or too many): the whole output is then
+// read, which reports what is wrong. The elements themselves are checked by reading them.
 func splitJSONElements(b []byte) [][]byte {
-	var elems [][]byte
-	depth, start := 0, 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
+	const (
+		first = iota // after '[': an element or ']'
+		next         // after an element: ',' or ']'
+		elem         // after ',': an element
+	)
+	if len(b) == 0 || b[0] != '[' {
+		return nil
+	}
+	elems := [][]byte{}
+	depth, start, state := 1, 0, first
+	for i := 1; i < len(b); i++ {
+		c := b[i]
+		if depth == 1 {
+			switch {
+			case isJSONSpace(c):
+			case (c == '{' || c == '[') && state != next:
+				depth, start = 2, i
+			case c == ',' && state == next:
+				state = elem
+			case c == ']' && state != elem && i == len(b)-1:
+				return elems
+			default:
+				return nil
+			}
+			continue
+		}
+		switch c {
 		case '"':
 			for i++; i < len(b) && b[i] != '"'; i++ {
 				if b[i] == '\\' {
@@ -260,17 +284,15 @@ func splitJSONElements(b []byte) [][]byte {
 				}
 			}
 		case '{', '[':
-			if depth++; depth == 2 {
-				start = i
-			}
+			depth++
 		case '}', ']':
-			if depth == 2 {
+			if depth--; depth == 1 {
 				elems = append(elems, b[start:i+1])
+				state = next
 			}
-			depth--
 		}
 	}
-	return elems
+	return nil
 }
 
 // jsonItems returns where the array of a JSON ResourceList's "items" key is, brackets included;
