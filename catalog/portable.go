@@ -106,11 +106,23 @@ func (p *portability) value(n *yaml.Node) string {
 // yaml11Differs reports whether a plain scalar reads as another value in YAML 1.1, and that value
 // in JSON. Only scalars YAML 1.1 may resolve to something other than a string are asked: those
 // that start like a number, null or a merge, and short words (the booleans are at most 5 letters).
+// Of the words that start with a letter, YAML 1.1 resolves only its booleans and null (its
+// numbers and timestamps start with a sign, a digit or a dot), and it reads true, false and null
+// as YAML 1.2 does: only its other booleans can differ, and the rest need no parser.
 func yaml11Differs(n *yaml.Node) (string, bool) {
 	v := n.Value
 	if v == "" || !(len(v) <= 5 || bytes.IndexByte([]byte("+-.0123456789~<"), v[0]) >= 0) {
 		return "", false
 	}
+	if c := v[0] | 0x20; 'a' <= c && c <= 'z' && !yaml11OnlyBool(v) {
+		return "", false
+	}
+	return yaml11DiffersParsed(n)
+}
+
+// yaml11DiffersParsed is yaml11Differs asking a YAML 1.1 parser.
+func yaml11DiffersParsed(n *yaml.Node) (string, bool) {
+	v := n.Value
 	var v1 any
 	if err := yaml2.Unmarshal([]byte(v), &v1); err != nil {
 		return "", false // not a scalar YAML 1.1 reads on its own; the document parses in both
@@ -126,6 +138,15 @@ func yaml11Differs(n *yaml.Node) (string, bool) {
 		return "", false
 	}
 	return string(a), true
+}
+
+// yaml11OnlyBool reports the booleans of YAML 1.1 that YAML 1.2 reads as strings.
+func yaml11OnlyBool(v string) bool {
+	switch v {
+	case "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF":
+		return true
+	}
+	return false
 }
 
 // normalize11 makes a yaml.v2 scalar comparable in JSON with the converter's values.
