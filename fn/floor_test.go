@@ -2,6 +2,8 @@ package fn
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,10 +110,6 @@ func TestPerItemFloorHelper(t *testing.T) {
 	os.Exit(0) // nothing after the output: no test summary
 }
 
-type floorError string
-
-func (e floorError) Error() string { return string(e) }
-
 // perItemFloor runs function over the YAML ResourceList on r, one resource at a time (see
 // BenchmarkPerItemFloor); mode is yaml or json (the wire), or json-no-restore.
 func perItemFloor(mode, function string, r *os.File) ([]byte, error) {
@@ -121,7 +119,7 @@ func perItemFloor(mode, function string, r *os.File) ([]byte, error) {
 	}
 	s, e, ok := itemsLines(in)
 	if !ok {
-		return nil, floorError("the input's items are not a block sequence")
+		return nil, errors.New("the input's items are not a block sequence")
 	}
 	inSpans := splitBlockItems(in[s+len("items:\n") : e])
 	inSlab, outSlab := make([]yaml.Node, 512), make([]yaml.Node, 512)
@@ -131,7 +129,7 @@ func perItemFloor(mode, function string, r *os.File) ([]byte, error) {
 	if onJSON {
 		header, ok := readYAMLFast(append(append([]byte(nil), in[:s]...), in[e:]...))
 		if !ok {
-			return nil, floorError("the input's header is not plain YAML")
+			return nil, errors.New("the input's header is not plain YAML")
 		}
 		wire = append(wire, `{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","functionConfig":`...)
 		if wire, err = AppendJSON(wire, mapValue(header[0].Content[0], "functionConfig")); err != nil {
@@ -188,13 +186,13 @@ func perItemFloor(mode, function string, r *os.File) ([]byte, error) {
 	if onJSON {
 		s, e, ok := jsonItems(out)
 		if !ok {
-			return nil, floorError("the output has no items array")
+			return nil, errors.New("the output has no items array")
 		}
 		outSpans = splitJSONElements(out[s:e])
 	} else {
 		s, e, ok := itemsLines(out)
 		if !ok {
-			return nil, floorError("the output's items are not a block sequence")
+			return nil, errors.New("the output's items are not a block sequence")
 		}
 		outSpans = splitBlockItems(out[s+len("items:\n") : e])
 	}
@@ -232,7 +230,7 @@ func perItemFloor(mode, function string, r *os.File) ([]byte, error) {
 	return result, nil
 }
 
-func readAll(r interface{ Read([]byte) (int, error) }, size int) ([]byte, error) {
+func readAll(r io.Reader, size int) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(size + 4096)
 	_, err := buf.ReadFrom(r)
@@ -245,7 +243,7 @@ func floorItem(span []byte, slab []yaml.Node) (*yaml.Node, error) {
 	s := nodeSlab(slab)
 	docs, ok := readYAMLFastFrom(span, 1, &s)
 	if !ok || len(docs) != 1 || len(docs[0].Content[0].Content) != 1 {
-		return nil, floorError("an item the fast reader does not read")
+		return nil, errors.New("an item the fast reader does not read")
 	}
 	return docs[0].Content[0].Content[0], nil
 }
@@ -256,7 +254,7 @@ func appendItem(dst, item []byte, m *yaml.Node) ([]byte, []byte, error) {
 	wrap := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: "items"}, seq}}
 	item, ok := appendYAML(item[:0], wrap, false)
 	if !ok {
-		return nil, nil, floorError("an item the fast writer does not write")
+		return nil, nil, errors.New("an item the fast writer does not write")
 	}
 	return append(dst, item[len("items:\n"):]...), item, nil
 }
