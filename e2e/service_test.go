@@ -38,6 +38,12 @@ type service struct {
 // formatting costs what it costs in production), on 127.0.0.1, with a 1 MiB body limit.
 func startService(tb testing.TB, databaseURL string) *service {
 	tb.Helper()
+	return startServiceWith(tb, databaseURL, nil)
+}
+
+// startServiceWith is startService with the server's configuration changed by set first.
+func startServiceWith(tb testing.TB, databaseURL string, set func(*server.Config)) *service {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st, err := store.Open(ctx, databaseURL)
 	if err != nil {
@@ -55,8 +61,12 @@ func startService(tb testing.TB, databaseURL string) *service {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(server.NewPoolCollector(st))
 	cache := server.NewContentCache(64 << 20)
-	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: reg, Cache: cache, Logger: logger,
-		MaxBodyBytes: 1 << 20, Mount: site.Mount})
+	cfg := server.Config{Store: st, Validator: v, Registry: reg, Cache: cache, Logger: logger,
+		MaxBodyBytes: 1 << 20, Mount: site.Mount}
+	if set != nil {
+		set(&cfg)
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
