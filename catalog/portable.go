@@ -9,6 +9,7 @@ import (
 	yaml2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/krm-catalog/krm-catalog/internal/yaml11"
 	"github.com/krm-catalog/krm-catalog/schemas"
 )
 
@@ -114,7 +115,7 @@ func yaml11Differs(n *yaml.Node) (string, bool) {
 	if v == "" || !(len(v) <= 5 || bytes.IndexByte([]byte("+-.0123456789~<"), v[0]) >= 0) {
 		return "", false
 	}
-	if c := v[0] | 0x20; 'a' <= c && c <= 'z' && !yaml11OnlyBool(v) {
+	if c := v[0] | 0x20; 'a' <= c && c <= 'z' && !yaml11.OnlyBool(v) {
 		return "", false
 	}
 	return yaml11DiffersParsed(n)
@@ -138,15 +139,6 @@ func yaml11DiffersParsed(n *yaml.Node) (string, bool) {
 		return "", false
 	}
 	return string(a), true
-}
-
-// yaml11OnlyBool reports the booleans of YAML 1.1 that YAML 1.2 reads as strings.
-func yaml11OnlyBool(v string) bool {
-	switch v {
-	case "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF":
-		return true
-	}
-	return false
 }
 
 // normalize11 makes a yaml.v2 scalar comparable in JSON with the converter's values.

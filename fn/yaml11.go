@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/internal/yaml11"
 )
 
 // YAML 1.2 (yaml.v3, kyaml) reads `enabled: yes` as the string "yes"; YAML 1.1 (sigs.k8s.io/yaml,
@@ -43,8 +45,7 @@ func IsYAML11LookAlike(v string) bool {
 	if v == "" || !strings.ContainsRune("+-0123456789yYnNtTfFoO~.<=", rune(v[0])) {
 		return false // neither parser gives such a plain scalar a type other than string
 	}
-	switch v {
-	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "n", "N", "no", "No", "NO", "off", "Off", "OFF":
+	if yaml11.OnlyBool(v) {
 		return true
 	}
 	if strings.IndexByte(v, ':') >= 0 && base60Float().MatchString(v) {
