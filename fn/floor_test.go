@@ -240,12 +240,12 @@ func readAll(r io.Reader, size int) ([]byte, error) {
 // floorItem reads one item of a block sequence ("- apiVersion: ...") into slab.
 func floorItem(span []byte, slab []yaml.Node) (*yaml.Node, error) {
 	clear(slab)
-	s := nodeSlab(slab)
-	docs, ok := readYAMLFastFrom(span, 1, &s)
-	if !ok || len(docs) != 1 || len(docs[0].Content[0].Content) != 1 {
+	r := itemReader{slab: slab}
+	n, ok := r.read(span, 1)
+	if !ok {
 		return nil, errors.New("an item the fast reader does not read")
 	}
-	return docs[0].Content[0].Content[0], nil
+	return n, nil
 }
 
 // appendItem writes m as an item of a block sequence at column 0, through item.

@@ -156,7 +156,6 @@ func decodeReusing(out, sent []byte, list *ResourceList) *ResourceList {
 // may refer to an anchor in one that changed. A JSON item is a value of its own.
 func decodeChanged(l wireLayout, out []byte, start, end int, sentItems [][]byte, list *ResourceList, items []*yaml.RNode) bool {
 	outItems := l.split(out[start:end])
-	line := 2 + bytes.Count(out[:start], []byte("\n")) // the line the first YAML item starts on
 	if len(sentItems) != len(list.Items) || len(outItems) != len(list.Items) {
 		return false
 	}
@@ -170,8 +169,8 @@ func decodeChanged(l wireLayout, out []byte, start, end int, sentItems [][]byte,
 	if reused == 0 || !l.json && bytes.ContainsAny(out[start:end], "&*") {
 		return false // nothing to gain over reading the whole output, or no item may be read alone
 	}
-	var slab nodeSlab
-	var jp *jsonParser
+	r := itemReader{json: l.json}
+	line := 2 + bytes.Count(out[:start], []byte("\n")) // the line the first YAML item starts on
 	for i, o := range outItems {
 		itemLine := line
 		if !l.json {
@@ -180,21 +179,9 @@ func decodeChanged(l wireLayout, out []byte, start, end int, sentItems [][]byte,
 		if items[i] != nil {
 			continue
 		}
-		var n *yaml.Node
-		if l.json {
-			if jp == nil {
-				jp = newJSONParser()
-			}
-			var err error
-			if n, err = jp.decode(o); err != nil {
-				return false
-			}
-		} else {
-			docs, ok := readYAMLFastFrom(o, itemLine, &slab)
-			if !ok || len(docs) != 1 || docs[0].Content[0].Kind != yaml.SequenceNode || len(docs[0].Content[0].Content) != 1 {
-				return false
-			}
-			n = docs[0].Content[0].Content[0]
+		n, ok := r.read(o, itemLine)
+		if !ok {
+			return false
 		}
 		item, err := checkItem(n, i)
 		if err != nil {
@@ -203,6 +190,30 @@ func decodeChanged(l wireLayout, out []byte, start, end int, sentItems [][]byte,
 		items[i] = item
 	}
 	return true
+}
+
+// itemReader reads the items of one output alone, sharing its node memory between them.
+type itemReader struct {
+	json bool
+	slab nodeSlab
+	jp   *jsonParser
+}
+
+// read reads one item: a JSON value, or a YAML block sequence of one item at column 0 that starts
+// on the given line of the output, through the fast reader only.
+func (r *itemReader) read(text []byte, line int) (*yaml.Node, bool) {
+	if r.json {
+		if r.jp == nil {
+			r.jp = newJSONParser()
+		}
+		n, err := r.jp.decode(text)
+		return n, err == nil
+	}
+	docs, ok := readYAMLFastFrom(text, line, &r.slab)
+	if !ok || len(docs) != 1 || docs[0].Content[0].Kind != yaml.SequenceNode || len(docs[0].Content[0].Content) != 1 {
+		return nil, false
+	}
+	return docs[0].Content[0].Content[0], true
 }
 
 // decodeRest parses the output with its items taken out; false unless it is a ResourceList with
@@ -278,11 +289,7 @@ func splitJSONElements(b []byte) [][]byte {
 		}
 		switch c {
 		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
+			i = jsonStringEnd(b, i)
 		case '{', '[':
 			depth++
 		case '}', ']':
@@ -295,6 +302,19 @@ func splitJSONElements(b []byte) [][]byte {
 	return nil
 }
 
+// jsonStringEnd returns where the JSON string that starts at b[start] (its opening quote) ends:
+// the index of its closing quote, or len(b) or more when it does not end.
+func jsonStringEnd(b []byte, start int) int {
+	i := start + 1
+	for i < len(b) && b[i] != '"' {
+		if b[i] == '\\' {
+			i++
+		}
+		i++
+	}
+	return i
+}
+
 // jsonItems returns where the array of a JSON ResourceList's "items" key is, brackets included;
 // ok is false unless the object has exactly one "items" key (spelt without escapes) and its value
 // is an array.
@@ -304,13 +324,7 @@ func jsonItems(b []byte) (start, end int, ok bool) {
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; c {
 		case '"':
-			j := i + 1
-			for j < len(b) && b[j] != '"' {
-				if b[j] == '\\' {
-					j++
-				}
-				j++
-			}
+			j := jsonStringEnd(b, i)
 			if j >= len(b) {
 				return 0, 0, false
 			}
