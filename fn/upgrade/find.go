@@ -381,7 +381,7 @@ func (s *scanner) kptfile(p string, data []byte) ([]*site, error) {
 		seq := mapValue(mapValue(root, "pipeline"), list.name)
 		for i, f := range list.steps {
 			node := seq.Content[i]
-			st := &site{step: fmt.Sprintf("%s pipeline.%s[%d]", p, list.name, i), name: f.Label(), file: p, line: node.Line}
+			st := &site{step: fmt.Sprintf("%s pipeline.%s[%d]", p, list.name, i), name: f.Name, file: p, line: node.Line}
 			if f.ConfigPath != "" {
 				cfgPath := filepath.Join(dir, filepath.FromSlash(f.ConfigPath))
 				cfg, err := s.fileConfig(cfgPath)
@@ -405,7 +405,6 @@ func (s *scanner) kptfile(p string, data []byte) ([]*site, error) {
 				}
 			case st.cfg != nil:
 				// the config's apiVersion and kind name the function, unless it names a runtime
-				st.step = fmt.Sprintf("%s pipeline.%s[%d]", p, list.name, i)
 				s.fromConfig(st, st.cfg, dir)
 			default:
 				st.source = "kind"
