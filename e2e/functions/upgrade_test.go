@@ -117,13 +117,13 @@ spec:
 
 type release struct {
 	Release, Registry, URL, OS, Arch string
-	SHA                                       map[string]string
-	Digest                                    func(name, tag string) string
-	Labels, Namespace, Limits                 string // the image tags; "" leaves the function out
-	LabelsVersions                            []string
-	LabelsNetwork                             bool
-	NamespaceMax                              int
-	LimitsEnum                                string
+	SHA                              map[string]string
+	Digest                           func(name, tag string) string
+	Labels, Namespace, Limits        string // the image tags; "" leaves the function out
+	LabelsVersions                   []string
+	LabelsNetwork                    bool
+	NamespaceMax                     int
+	LimitsEnum                       string
 }
 
 // The example functions at older versions, upgraded with fn upgrade --to latest against three

@@ -25,6 +25,9 @@ import (
 // ErrInvalidInput: a Kptfile, Kustomization, Composition or function config cannot be read.
 var ErrInvalidInput = errors.New("cannot read")
 
+// maxPathDepth bounds how deep a field path is followed into a config.
+const maxPathDepth = 64
+
 // maxFileBytes bounds a file the scan reads: Kptfiles, Kustomizations and function configs are a
 // few kilobytes.
 const maxFileBytes = 16 << 20
@@ -253,7 +256,8 @@ func (c *config) at(path []string, within *fn.ScalarEdit) place {
 func (c *config) lineOf(field string) int {
 	n := c.node.YNode()
 	rest := field
-	for rest != "" && n != nil {
+	// bounded: an alias can make a config contain itself
+	for depth := 0; rest != "" && n != nil && depth < maxPathDepth; depth++ {
 		var next *yaml.Node
 		switch n.Kind {
 		case yaml.MappingNode:
