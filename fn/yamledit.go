@@ -143,7 +143,7 @@ func editScalars(src []byte, edits []ScalarEdit, depth int) ([]byte, error) {
 		at = s.end
 	}
 	out.Write(src[at:])
-	if err := verifyEdits(src, out.Bytes(), check); err != nil {
+	if err := verifyEdits(docs, out.Bytes(), check); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil
@@ -421,14 +421,10 @@ func literalSplices(src []byte, lines []int, n *yaml.Node, start int, value stri
 	return []splice{{lines[first], lineEnd(src, lines, last), b.String()}}, nil
 }
 
-// verifyEdits reads the edited stream and compares it with the original one, the edited values
-// set: anything else that differs (a node, a comment, a style) means the splice went wrong, and
-// nothing is returned.
-func verifyEdits(src, out []byte, edits []ScalarEdit) error {
-	want, err := decodeYAMLv3(src)
-	if err != nil {
-		return err
-	}
+// verifyEdits reads the edited stream and compares it with the original one (want, its documents
+// as read, which it changes), the edited values set: anything else that differs (a node, a
+// comment, a style) means the splice went wrong, and nothing is returned.
+func verifyEdits(want []*yaml.Node, out []byte, edits []ScalarEdit) error {
 	got, err := decodeYAMLv3(out)
 	if err != nil {
 		return fmt.Errorf("%w: the edited file does not read back: %v", ErrNotEditable, err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -176,14 +177,20 @@ func (u *run) breaking(a, b *entry) []BreakingInfo {
 // plan applies the chosen rewrites to the files they touch, each file in one edit. A step whose
 // rewrite cannot be made in place is held, with the reason; the others of its file still go.
 func (u *run) plan(steps []*Step) ([]FileChange, error) {
+	// by the file's absolute path: two packages may name one config by different paths
 	byFile := map[string][]*Step{}
 	for _, s := range steps {
 		if s.Status == Upgraded {
-			byFile[s.edit.file] = append(byFile[s.edit.file], s)
+			key := s.edit.file
+			if abs, err := filepath.Abs(key); err == nil {
+				key = abs
+			}
+			byFile[key] = append(byFile[key], s)
 		}
 	}
 	var out []FileChange
-	for path, list := range byFile {
+	for _, list := range byFile {
+		path := list[0].edit.file
 		data, mode, err := u.files.read(path)
 		if err != nil {
 			return nil, fmt.Errorf("%w %s: %w", ErrInvalidInput, path, err)

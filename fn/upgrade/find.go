@@ -117,8 +117,9 @@ type files struct {
 }
 
 type file struct {
-	once sync.Once
-	data []byte
+	once  sync.Once
+	reads int // how often it was read: once
+	data  []byte
 	mode fs.FileMode
 	err  error
 	sum  string // sha256, for executables
@@ -146,6 +147,7 @@ func (fs *files) get(p string) *file {
 func (fs *files) read(p string) ([]byte, fs.FileMode, error) {
 	f := fs.get(p)
 	f.once.Do(func() {
+		f.reads++
 		st, err := os.Stat(p)
 		if err != nil {
 			f.err = err
@@ -170,6 +172,7 @@ func (fs *files) read(p string) ([]byte, fs.FileMode, error) {
 func (fs *files) hash(p string) (string, error) {
 	f := fs.get(p + "\x00sha256")
 	f.once.Do(func() {
+		f.reads++
 		r, err := os.Open(p)
 		if err != nil {
 			f.err = err

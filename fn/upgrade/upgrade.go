@@ -21,7 +21,6 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
-	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
 	"github.com/krm-catalog/krm-catalog/internal/atomicfile"
 	"github.com/krm-catalog/krm-catalog/resolver"
@@ -528,10 +527,12 @@ func (u *run) report(steps []*Step, changes []FileChange) *Report {
 		}
 	}
 	r.Summary.Files = len(changes)
+	for _, s := range steps {
+		// what the steps were found in (parsed configs) is not kept with the report
+		s.site, s.cur, s.edit = nil, nil, nil
+	}
 	return r
 }
 
 // relPath is a path as the report shows it.
 func relPath(p string) string { return filepath.ToSlash(p) }
-
-var _ = fn.ErrNotEditable
