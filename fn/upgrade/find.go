@@ -120,9 +120,9 @@ type file struct {
 	once  sync.Once
 	reads int // how often it was read: once
 	data  []byte
-	mode fs.FileMode
-	err  error
-	sum  string // sha256, for executables
+	mode  fs.FileMode
+	err   error
+	sum   string // sha256, for executables
 }
 
 func (fs *files) get(p string) *file {
