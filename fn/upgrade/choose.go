@@ -43,9 +43,9 @@ func (u *run) choose(s *Step) {
 			hold("unsupported", err.Error())
 			return
 		}
-		ref, _ := catalog.ParseImage(u.x.expand(st.image))
+		ref, _ := catalog.ParseImage(st.x.expand(st.image))
 		cur, _ := versionOf(s.Current)
-		for _, c := range releases(u.x.byRepo[ref.Name], cur != nil && cur.Prerelease() != "") {
+		for _, c := range releases(st.x.byRepo[ref.Name], cur != nil && cur.Prerelease() != "") {
 			if within(semverLevel(cur, c.release), u.o.To) {
 				candidates = append(candidates, c)
 			}
@@ -53,7 +53,7 @@ func (u *run) choose(s *Step) {
 		// the repository as the step writes it: a short name stays short
 		value = func(c *entry) string { return c.pinned(written.Name) }
 	default:
-		for _, c := range apiVersions(u.x.byKind[s.Function]) {
+		for _, c := range apiVersions(st.x.byKind[s.Function]) {
 			if within(kubeLevel(s.Current.Version, c.res.Version.Name), u.o.To) {
 				candidates = append(candidates, c)
 			}

@@ -210,6 +210,13 @@ type site struct {
 	cfg      *config
 	// problem is why the step cannot be compared (its configPath cannot be read, say)
 	problem string
+	// x holds the catalogs the step resolves through: the command line's, and those its
+	// Kustomization or Composition lists (set by the run)
+	x *index
+	// catalogs are those its Kustomization or Composition lists, as resolved for the resolver,
+	// and declared how the file wrote each local one
+	catalogs []string
+	declared map[string][]string
 }
 
 // place is where one value is written: a file and the edit that changes it.
@@ -531,7 +538,13 @@ func (s *scanner) kustomization(p string, data []byte) ([]*site, error) {
 		return nil, err
 	}
 	dir := filepath.Dir(p)
+	catalogs, declared := listedCatalogs(root, dir)
 	var out []*site
+	defer func() {
+		for _, st := range out {
+			st.catalogs, st.declared = catalogs, declared
+		}
+	}()
 	for _, field := range []string{"generators", "transformers", "validators"} {
 		seq := mapValue(root, field)
 		if seq == nil || seq.Kind != yaml.SequenceNode {
@@ -601,7 +614,13 @@ func (s *scanner) composition(p string, data []byte) ([]*site, error) {
 	if seq == nil || seq.Kind != yaml.SequenceNode {
 		return nil, nil
 	}
+	catalogs, declared := listedCatalogs(root, filepath.Dir(p))
 	var out []*site
+	defer func() {
+		for _, st := range out {
+			st.catalogs, st.declared = catalogs, declared
+		}
+	}()
 	for i, n := range seq.Content {
 		if n.Kind != yaml.MappingNode {
 			continue
@@ -617,4 +636,38 @@ func (s *scanner) composition(p string, data []byte) ([]*site, error) {
 		}
 	}
 	return out, nil
+}
+
+// listedCatalogs reads the catalogs a Kustomization or Composition lists (KEP-2906), as build
+// resolves them: a local path against the file's directory, written relative to the working
+// directory, and how the file wrote it, so that --trusted-catalog may name it so.
+func listedCatalogs(root *yaml.Node, dir string) ([]string, map[string][]string) {
+	seq := mapValue(root, "catalogs")
+	if seq == nil || seq.Kind != yaml.SequenceNode {
+		return nil, nil
+	}
+	var refs []string
+	declared := map[string][]string{}
+	for _, n := range seq.Content {
+		if n.Kind != yaml.ScalarNode || n.Value == "" {
+			continue
+		}
+		ref := n.Value
+		if !strings.Contains(ref, "://") && !strings.HasPrefix(ref, "git::") {
+			if !filepath.IsAbs(ref) {
+				ref = filepath.Join(dir, ref)
+			}
+			if wd, err := os.Getwd(); err == nil {
+				if rel, err := filepath.Rel(wd, ref); err == nil {
+					ref = rel
+				}
+			}
+			ref = filepath.ToSlash(ref)
+			if ref != n.Value {
+				declared[ref] = append(declared[ref], n.Value)
+			}
+		}
+		refs = append(refs, ref)
+	}
+	return refs, declared
 }

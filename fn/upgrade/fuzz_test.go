@@ -40,7 +40,7 @@ func FuzzScan(f *testing.F) {
 	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		u := &run{o: Options{To: Latest}, x: x, files: &files{}, diffs: map[[2]*entry][]BreakingInfo{}}
+		u := &run{o: Options{To: Latest}, x: x, files: &files{}, diffs: map[[2]*entry][]BreakingInfo{}, indexes: map[string]*lazyIndex{}}
 		sc := &scanner{files: u.files}
 		for _, kind := range []string{"Kptfile", "Kustomization", "Composition"} {
 			p := filepath.Join(dir, kind)
@@ -58,6 +58,7 @@ func FuzzScan(f *testing.F) {
 				continue
 			}
 			for _, st := range sites {
+				st.x = x
 				s := u.compare(st)
 				if s.Status != Outdated || st.at == nil || st.at.file != p || st.source != "image" || st.cfg != nil || st.tag != "" {
 					continue

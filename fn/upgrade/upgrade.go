@@ -30,6 +30,10 @@ import (
 type Options struct {
 	// Resolver holds the catalogs (--catalog, --trusted-catalog); every one of them is read.
 	Resolver *resolver.Resolver
+	// ResolverFor returns the resolver of the steps of a Kustomization or Composition that lists
+	// catalogs of its own: Resolver's catalogs, then these (declared says how the file wrote each
+	// local one, which --trusted-catalog may name). Nil passes over the catalogs files list.
+	ResolverFor func(catalogs []string, declared map[string][]string) (*resolver.Resolver, error)
 	// Runner checks a config against a version's schema (runner.CheckResolved); nil makes one
 	// over Resolver.
 	Runner *runner.Runner
@@ -192,8 +196,39 @@ type run struct {
 	x     *index
 	files *files
 
-	mu    sync.Mutex
-	diffs map[[2]*entry][]BreakingInfo
+	mu      sync.Mutex
+	diffs   map[[2]*entry][]BreakingInfo
+	indexes map[string]*lazyIndex // by the catalogs a file lists
+}
+
+type lazyIndex struct {
+	once sync.Once
+	x    *index
+	err  error
+}
+
+// indexFor is the index of the catalogs a step resolves through.
+func (u *run) indexFor(ctx context.Context, st *site) (*index, error) {
+	if len(st.catalogs) == 0 || u.o.ResolverFor == nil {
+		return u.x, nil
+	}
+	key := strings.Join(st.catalogs, "\x00")
+	u.mu.Lock()
+	l := u.indexes[key]
+	if l == nil {
+		l = &lazyIndex{}
+		u.indexes[key] = l
+	}
+	u.mu.Unlock()
+	l.once.Do(func() {
+		r, err := u.o.ResolverFor(st.catalogs, st.declared)
+		if err != nil {
+			l.err = err
+			return
+		}
+		l.x, l.err = newIndex(ctx, r)
+	})
+	return l.x, l.err
 }
 
 func newRun(ctx context.Context, o Options) (*run, error) {
@@ -213,7 +248,7 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &run{o: o, x: x, files: &files{}, diffs: map[[2]*entry][]BreakingInfo{}}, nil
+	return &run{o: o, x: x, files: &files{}, diffs: map[[2]*entry][]BreakingInfo{}, indexes: map[string]*lazyIndex{}}, nil
 }
 
 // scan finds the steps of every unit and compares each with the catalogs; with choose, it also
@@ -239,6 +274,9 @@ func (u *run) scan(ctx context.Context, paths []string, choose bool) ([]*Step, e
 					continue
 				}
 				for _, st := range sites {
+					if st.x, errs[i] = u.indexFor(ctx, st); errs[i] != nil {
+						break
+					}
 					s := u.compare(st)
 					if !u.wanted(s) {
 						continue
@@ -295,12 +333,12 @@ func (u *run) compare(st *site) *Step {
 
 func (u *run) compareImage(s *Step) {
 	st := s.site
-	ref, err := catalog.ParseImage(u.x.expand(st.image))
+	ref, err := catalog.ParseImage(st.x.expand(st.image))
 	if err != nil {
 		s.Note = fmt.Sprintf("image %q: %v", st.image, err)
 		return
 	}
-	listed := u.x.byRepo[ref.Name]
+	listed := st.x.byRepo[ref.Name]
 	if len(listed) == 0 {
 		s.Note = "no trusted catalog lists " + ref.Name
 		return
@@ -397,7 +435,7 @@ func (u *run) compareExec(s *Step) {
 		return
 	}
 	s.Current = &Version{Ref: "sha256:" + sum}
-	listed := u.x.bySHA[sum]
+	listed := st.x.bySHA[sum]
 	if len(listed) == 0 {
 		s.Note = "no trusted catalog lists an executable with this sha256"
 		return
@@ -405,7 +443,7 @@ func (u *run) compareExec(s *Step) {
 	cur := listed[0]
 	s.cur, s.Function = cur, cur.id()
 	s.Current.Version, s.Current.Catalog = versionName(cur), cur.res.Catalog
-	newest := newestOf(u.x.byKind[cur.id()], cur)
+	newest := newestOf(st.x.byKind[cur.id()], cur)
 	s.Newest = &Version{Version: versionName(newest), Ref: execRef(newest), Catalog: newest.res.Catalog}
 	s.Available = entryLevel(cur, newest)
 	s.Status = UpToDate
@@ -469,7 +507,7 @@ func (u *run) compareKind(s *Step) {
 	}
 	s.Function = group + "/" + kind
 	s.Current = &Version{Version: version, Ref: apiVersion}
-	listed := u.x.byKind[s.Function]
+	listed := st.x.byKind[s.Function]
 	if len(listed) == 0 {
 		s.Note = "no trusted catalog lists " + s.Function
 		return

@@ -469,3 +469,51 @@ func TestLevels(t *testing.T) {
 		}
 	}
 }
+
+// A Kustomization that lists catalogs of its own (KEP-2906) resolves its steps through them too,
+// after the command line's, trusted as the file writes them.
+func TestKustomizationCatalogs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	abs, err := filepath.Abs(filepath.Join("testdata", "catalogs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"kustomization.yaml": "catalogs:\n- " + filepath.Join(abs, "fns-1.0.0.yaml") + "\n- " + filepath.Join(abs, "fns-1.1.0.yaml") + "\ntransformers:\n- annotations.yaml\n",
+		"annotations.yaml":   "apiVersion: fn.example.com/v1\nkind: SetAnnotations\nmetadata:\n  name: a\nannotations:\n  a: b\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var asked [][]string
+	o := Options{
+		// the command line names no catalog
+		Resolver: testResolver(t),
+		ResolverFor: func(catalogs []string, declared map[string][]string) (*resolver.Resolver, error) {
+			asked = append(asked, catalogs)
+			return resolver.New(resolver.Options{Catalogs: catalogs, Trusted: catalogs, Declared: declared, CacheDir: "-"})
+		},
+		To: Latest, Write: true,
+	}
+	rep, err := Upgrade(context.Background(), []string{dir}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Steps) != 1 || rep.Steps[0].Status != Upgraded || rep.Steps[0].To.Version != "v2" {
+		t.Fatalf("steps %+v", rep.Steps)
+	}
+	if len(asked) != 1 || len(asked[0]) != 2 {
+		t.Errorf("asked for %v, want the two catalogs once", asked)
+	}
+	o.ResolverFor = nil
+	rep, err = List(context.Background(), []string{dir}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Steps) != 1 || rep.Steps[0].Status != Unknown {
+		t.Errorf("without ResolverFor: steps %+v", rep.Steps[0])
+	}
+}

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/krm-catalog/krm-catalog/fn/upgrade"
+	"github.com/krm-catalog/krm-catalog/resolver"
 )
 
 // upgradeOptions are the flags fn outdated and fn upgrade share.
@@ -39,7 +41,15 @@ func (o *upgradeOptions) options() (upgrade.Options, error) {
 	if err != nil {
 		return upgrade.Options{}, err
 	}
-	return upgrade.Options{Resolver: r, Only: o.only}, nil
+	// a Kustomization's or Composition's own catalogs come after the command line's, as build
+	// searches them
+	resolverFor := func(catalogs []string, declared map[string][]string) (*resolver.Resolver, error) {
+		with := o.fnOptions
+		with.catalogs = append(slices.Clone(o.catalogs), catalogs...)
+		with.declared = declared
+		return with.resolver(&ociAdapter{opts: &with})
+	}
+	return upgrade.Options{Resolver: r, ResolverFor: resolverFor, Only: o.only}, nil
 }
 
 // upgradeExit maps the library's errors to exit codes: input that cannot be read (a file, a
