@@ -39,6 +39,10 @@ type ScalarEdit struct {
 	Within *ScalarEdit
 }
 
+// DecodeDocuments reads the documents of a YAML stream with yaml.v3's positions, counted as
+// ScalarEdit.Doc counts them: empty ones (only comments, or "---" alone) passed over.
+func DecodeDocuments(data []byte) ([]*yaml.Node, error) { return decodeYAMLv3(data) }
+
 // maxEditDepth bounds how deep a Path or a chain of Within goes.
 const maxEditDepth = 64
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
 
 // benchTree writes n packages as a platform team's repository holds them: each a Kptfile with
@@ -155,7 +157,7 @@ func BenchmarkUpgrade1000(b *testing.B) {
 				if c.write {
 					b.StopTimer()
 					dir = b.TempDir()
-					copyDir(b, src, dir)
+					testenv.CopyTree(b, src, dir)
 					b.StartTimer()
 				}
 				d, a, _ := measure(func() any { return readTree(b, dir) })
@@ -183,29 +185,6 @@ func BenchmarkUpgrade1000(b *testing.B) {
 			b.ReportMetric(float64(live)/(1<<20), "MB-live-after")
 			b.ReportMetric(float64(size)/(1<<20), "MB-tree")
 		})
-	}
-}
-
-// copyDir copies a tree.
-func copyDir(tb testing.TB, from, to string) {
-	tb.Helper()
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		target := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		tb.Fatal(err)
 	}
 }
 

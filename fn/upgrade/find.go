@@ -1,7 +1,6 @@
 package upgrade
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -329,49 +328,35 @@ func (s *scanner) scan(u unit) ([]*site, error) {
 	return sites, nil
 }
 
-// document decodes the first document of data.
+// document decodes the first document of data, when it is a mapping.
 func document(data []byte) (*yaml.Node, error) {
-	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
+	docs, err := fn.DecodeDocuments(data)
+	if err != nil || len(docs) == 0 || docs[0].Content[0].Kind != yaml.MappingNode {
 		return nil, err
 	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	return doc.Content[0], nil
+	return docs[0].Content[0], nil
 }
 
-// documents decodes every document of data (empty ones passed over, as the package reader does).
+// documents decodes every document of data, counted as fn.ScalarEdit counts them.
 func documents(data []byte) ([]*yaml.RNode, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var out []*yaml.RNode
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null" {
-			continue
-		}
-		out = append(out, yaml.NewRNode(doc.Content[0]))
+	docs, err := fn.DecodeDocuments(data)
+	if err != nil {
+		return nil, err
 	}
+	out := make([]*yaml.RNode, len(docs))
+	for i, d := range docs {
+		out[i] = yaml.NewRNode(d.Content[0])
+	}
+	return out, nil
 }
 
+// mapValue is the value of a key of a mapping, or nil.
 func mapValue(m *yaml.Node, key string) *yaml.Node {
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
+	if f := yaml.NewRNode(m).Field(key); f != nil {
+		return f.Value.YNode()
 	}
 	return nil
 }

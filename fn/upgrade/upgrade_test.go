@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/krm-catalog/krm-catalog/internal/testenv"
 	"github.com/krm-catalog/krm-catalog/resolver"
 )
 
@@ -49,23 +50,7 @@ func testResolver(t testing.TB, names ...string) *resolver.Resolver {
 func copyTree(t testing.TB) string {
 	t.Helper()
 	dst := t.TempDir()
-	err := filepath.WalkDir(filepath.Join("testdata", "tree"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(filepath.Join("testdata", "tree"), p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	testenv.CopyTree(t, filepath.Join("testdata", "tree"), dst)
 	return dst
 }
 
