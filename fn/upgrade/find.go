@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -422,7 +423,14 @@ func execPath(dir, command string) string {
 		return ""
 	}
 	bin := strings.Trim(fields[0], `"'`)
-	if filepath.IsAbs(bin) || !strings.Contains(bin, "/") {
+	if !strings.Contains(bin, "/") {
+		// a bare name is looked up on PATH, as render runs it
+		if p, err := exec.LookPath(bin); err == nil {
+			return p
+		}
+		return bin
+	}
+	if filepath.IsAbs(bin) {
 		return bin
 	}
 	if p := filepath.Join(dir, bin); exists(p) {

@@ -348,20 +348,18 @@ func (u *run) compareImage(s *Step) {
 	var cur *entry
 	var curVer *semver.Version
 	tag := ref.Tag
+	constraint, err := semver.NewConstraint(st.tag)
+	if st.tag != "" {
+		if _, exact := semver.NewVersion(st.tag); exact == nil || err != nil {
+			// a version, or a tag that is no constraint: render runs that tag
+			tag, constraint = st.tag, nil
+		}
+	}
 	switch {
-	case st.tag != "":
-		// a Kptfile tag: render runs the highest catalog version it allows
-		if v, err := semver.NewVersion(st.tag); err == nil {
-			curVer, tag = v, st.tag
-			break
-		}
-		c, err := semver.NewConstraint(st.tag)
-		if err != nil {
-			tag = st.tag
-			break
-		}
+	case constraint != nil && st.tag != "":
+		// a Kptfile tag range: render runs the highest catalog version it allows
 		for _, e := range all {
-			if c.Check(e.release) {
+			if constraint.Check(e.release) {
 				cur, curVer = e, e.release
 				break
 			}
@@ -370,7 +368,7 @@ func (u *run) compareImage(s *Step) {
 			s.Note = fmt.Sprintf("no version the trusted catalogs list matches tag %q", st.tag)
 			return
 		}
-	case ref.Digest != "":
+	case ref.Digest != "" && st.tag == "":
 		for _, e := range listed {
 			if e.image.Digest == ref.Digest {
 				cur = e

@@ -230,7 +230,7 @@ func writeUpgrade(w io.Writer, rep *upgrade.Report) error {
 		if s.Status == upgrade.Upgraded && rep.DryRun {
 			result = "would upgrade"
 		}
-		if s.Status == upgrade.Unknown {
+		if s.Note != "" {
 			reasons = append(reasons, fmt.Sprintf("%s:%d: %s", s.File, s.Line, s.Note))
 		}
 		for _, r := range s.Reasons {
