@@ -39,9 +39,37 @@ type ScalarEdit struct {
 	Within *ScalarEdit
 }
 
-// DecodeDocuments reads the documents of a YAML stream with yaml.v3's positions, counted as
-// ScalarEdit.Doc counts them: empty ones (only comments, or "---" alone) passed over.
-func DecodeDocuments(data []byte) ([]*yaml.Node, error) { return decodeYAMLv3(data) }
+// DecodeDocuments reads the documents of a YAML stream with yaml.v3's nodes and positions (through
+// the fast reader where it can), counted as ScalarEdit.Doc counts them: empty ones (only comments,
+// or "---" alone) passed over.
+func DecodeDocuments(data []byte) ([]*yaml.Node, error) {
+	if FastPathsEnabled() && !hasCommentLine(data) {
+		// the nodes of a small file, not the fast reader's block of 256: a tool reading thousands
+		// of Kptfiles would allocate mostly unused nodes
+		slab := make(nodeSlab, 2*bytes.Count(data, []byte{'\n'})+8)
+		if docs, ok := readYAMLFastFrom(data, 1, &slab); ok {
+			return docs, nil
+		}
+	}
+	return decodeYAMLv3(data)
+}
+
+// hasCommentLine reports a line that is a comment alone, which the fast reader leaves to yaml.v3:
+// most files people write have one, and trying the fast reader first would be wasted.
+func hasCommentLine(data []byte) bool {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if t := bytes.TrimLeft(line, " "); len(t) > 0 && t[0] == '#' {
+			return true
+		}
+	}
+	return false
+}
 
 // maxEditDepth bounds how deep a Path or a chain of Within goes.
 const maxEditDepth = 64
@@ -65,7 +93,7 @@ func editScalars(src []byte, edits []ScalarEdit, depth int) ([]byte, error) {
 	if depth > maxEditDepth {
 		return nil, fmt.Errorf("%w: edits nested more than %d deep", ErrNotEditable, maxEditDepth)
 	}
-	docs, err := decodeYAMLv3(src)
+	docs, err := DecodeDocuments(src)
 	if err != nil {
 		return nil, err
 	}
@@ -429,6 +457,7 @@ func literalSplices(src []byte, lines []int, n *yaml.Node, start int, value stri
 // as read, which it changes), the edited values set: anything else that differs (a node, a
 // comment, a style) means the splice went wrong, and nothing is returned.
 func verifyEdits(want []*yaml.Node, out []byte, edits []ScalarEdit) error {
+	// yaml.v3 itself, whichever reader read the original
 	got, err := decodeYAMLv3(out)
 	if err != nil {
 		return fmt.Errorf("%w: the edited file does not read back: %v", ErrNotEditable, err)

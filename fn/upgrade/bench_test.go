@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,15 +102,25 @@ func readTree(tb testing.TB, dir string) int64 {
 	return n
 }
 
-// measure runs f once and returns its time, the bytes it allocated, and the heap still live
-// after it (what it returned kept alive).
-func measure(f func() any) (time.Duration, uint64, uint64) {
+// cpuTime is the processor time this process has used, user and system: on a shared machine
+// it says what a call costs when the wall clock says mostly how busy the others are.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// measure runs f once and returns its time (wall clock and processor), the bytes it allocated,
+// and the heap still live after it (what it returned kept alive).
+func measure(f func() any) (time.Duration, time.Duration, uint64, uint64) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime()
 	kept := f()
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), cpuTime()-cpu
 	runtime.ReadMemStats(&after)
 	alloc := after.TotalAlloc - before.TotalAlloc
 	runtime.GC()
@@ -119,7 +130,7 @@ func measure(f func() any) (time.Duration, uint64, uint64) {
 		live = after.HeapAlloc - before.HeapAlloc
 	}
 	runtime.KeepAlive(kept)
-	return elapsed, alloc, live
+	return elapsed, cpu, alloc, live
 }
 
 // BenchmarkUpgrade1000 runs fn outdated, fn upgrade --dry-run and fn upgrade over 1,000 packages
@@ -133,7 +144,7 @@ func BenchmarkUpgrade1000(b *testing.B) {
 	size := benchTree(b, src, packages)
 	r := testResolver(b, releases3...)
 	ctx := context.Background()
-	for _, c := range []struct {
+	for _, tc := range []struct {
 		name  string
 		write bool
 		call  func(dir string) (*Report, error)
@@ -148,31 +159,31 @@ func BenchmarkUpgrade1000(b *testing.B) {
 			return Upgrade(ctx, []string{dir}, Options{Resolver: r, To: Latest, Write: true})
 		}},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			var tCall, tBase time.Duration
+		b.Run(tc.name, func(b *testing.B) {
+			var tCall, tBase, cCall, cBase time.Duration
 			var aCall, aBase, live uint64
 			var steps int
 			for b.Loop() {
 				dir := src
-				if c.write {
+				if tc.write {
 					b.StopTimer()
 					dir = b.TempDir()
 					testenv.CopyTree(b, src, dir)
 					b.StartTimer()
 				}
-				d, a, _ := measure(func() any { return readTree(b, dir) })
-				tBase, aBase = tBase+d, aBase+a
+				d, c, a, _ := measure(func() any { return readTree(b, dir) })
+				tBase, cBase, aBase = tBase+d, cBase+c, aBase+a
 				var rep *Report
-				d, a, l := measure(func() any {
+				d, c, a, l := measure(func() any {
 					var err error
-					if rep, err = c.call(dir); err != nil {
+					if rep, err = tc.call(dir); err != nil {
 						b.Fatal(err)
 					}
 					return rep
 				})
-				tCall, aCall, live = tCall+d, aCall+a, max(live, l)
+				tCall, cCall, aCall, live = tCall+d, cCall+c, aCall+a, max(live, l)
 				steps = rep.Summary.Steps
-				if c.write && rep.Summary.Upgraded == 0 {
+				if tc.write && rep.Summary.Upgraded == 0 {
 					b.Fatal("nothing upgraded")
 				}
 			}
@@ -180,6 +191,8 @@ func BenchmarkUpgrade1000(b *testing.B) {
 			b.ReportMetric(float64(steps), "steps")
 			b.ReportMetric(tCall.Seconds()/n, "s/call")
 			b.ReportMetric(float64(tCall)/float64(tBase), "x-time-of-read")
+			b.ReportMetric(cCall.Seconds()/n, "cpu-s/call")
+			b.ReportMetric(float64(cCall)/float64(cBase), "x-cpu-of-read")
 			b.ReportMetric(float64(aCall)/n/(1<<20), "MB-alloc/call")
 			b.ReportMetric(float64(aCall)/float64(aBase), "x-alloc-of-read")
 			b.ReportMetric(float64(live)/(1<<20), "MB-live-after")
