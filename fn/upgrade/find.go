@@ -75,18 +75,25 @@ func findUnits(paths []string) ([]unit, error) {
 			add(root)
 			continue
 		}
-		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		// a link given as the path is the directory it points to, as the package reader has it;
+		// the report names what is found under the path as given
+		real := fn.PackageRoot(root)
+		err = filepath.WalkDir(real, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
-			if p != root && strings.HasPrefix(d.Name(), ".") {
+			if p != real && strings.HasPrefix(d.Name(), ".") {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}
 				return nil
 			}
 			if d.Type().IsRegular() {
-				add(p)
+				rel, err := filepath.Rel(real, p)
+				if err != nil {
+					return err
+				}
+				add(filepath.Join(root, rel))
 			}
 			return nil
 		})

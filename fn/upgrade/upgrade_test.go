@@ -502,3 +502,21 @@ func TestKustomizationCatalogs(t *testing.T) {
 		t.Errorf("without ResolverFor: steps %+v", rep.Steps[0])
 	}
 }
+
+// A path that is a symbolic link to the packages is walked as the packages; the report names
+// them under the path as given.
+func TestPathThroughALink(t *testing.T) {
+	t.Parallel()
+	dir := copyTree(t)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := List(context.Background(), []string{link}, Options{Resolver: testResolver(t, releases3...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Summary.Steps != 9 || !strings.HasPrefix(rep.Steps[0].File, link+string(filepath.Separator)) {
+		t.Errorf("%d steps, the first in %s", rep.Summary.Steps, rep.Steps[0].File)
+	}
+}
