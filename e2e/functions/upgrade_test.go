@@ -193,7 +193,9 @@ pipeline:
 	writeFile(t, pkgs, "shop/cart/Kptfile", "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: cart\n"+local+"pipeline:\n  mutators:\n  - configPath: owner.yaml # by kind\n")
 	writeFile(t, pkgs, "shop/cart/owner.yaml", "apiVersion: fn.example.com/v1\nkind: SetLabels\nmetadata:\n  name: owner\n"+local+"labels:\n  owner: cart\n")
 	writeFile(t, pkgs, "shop/cart/service.yaml", service)
-	writeFile(t, pkgs, "web/Kptfile", "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: web\n"+local+"pipeline:\n  mutators:\n  - image: "+registry+"/fns/set-namespace:1.0.0\n    configPath: namespace.yaml\n")
+	// web's validator is at 1.1.0 already: the only newer version is breaking, and it stays
+	writeFile(t, pkgs, "web/Kptfile", "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: web\n"+local+"pipeline:\n  mutators:\n  - image: "+registry+"/fns/set-namespace:1.0.0\n    configPath: namespace.yaml\n  validators:\n  - image: "+registry+"/fns/require-limits:1.1.0 # checked\n    configPath: limits.yaml\n")
+	writeFile(t, pkgs, "web/limits.yaml", "apiVersion: fn.example.com/v1\nkind: RequireResourceLimits\nmetadata:\n  name: limits\n"+local+"require: [cpu, memory]\n")
 	writeFile(t, pkgs, "web/namespace.yaml", "apiVersion: fn.example.com/v1\nkind: SetNamespace\nmetadata:\n  name: ns\n"+local+"namespace: web\n")
 	writeFile(t, pkgs, "web/service.yaml", service)
 
@@ -244,6 +246,7 @@ pipeline:
 		{"shop/Kptfile pipeline.validators[0]", "1.0.0", "2.0.0", "major", "outdated", ""},
 		{"shop/cart/Kptfile pipeline.mutators[0]", "v1", "v2", "major", "outdated", ""},
 		{"web/Kptfile pipeline.mutators[0]", "1.0.0", "1.1.0", "minor", "outdated", ""},
+		{"web/Kptfile pipeline.validators[0]", "1.1.0", "2.0.0", "major", "outdated", ""},
 	}
 	if d := cmp.Diff(wantOutdated, rowsOf(out)); d != "" {
 		t.Errorf("fn outdated (-want +got):\n%s", d)
@@ -260,6 +263,7 @@ pipeline:
 		{"shop/Kptfile pipeline.validators[0]", "1.0.0", "2.0.0", "major", "upgraded", "1.1.0"},
 		{"shop/cart/Kptfile pipeline.mutators[0]", "v1", "v2", "major", "upgraded", "v2"},
 		{"web/Kptfile pipeline.mutators[0]", "1.0.0", "1.1.0", "minor", "upgraded", "1.1.0"},
+		{"web/Kptfile pipeline.validators[0]", "1.1.0", "2.0.0", "major", "held", ""},
 	}
 	if d := cmp.Diff(wantUpgrade, rowsOf(out)); d != "" {
 		t.Errorf("fn upgrade (-want +got):\n%s", d)
@@ -284,6 +288,9 @@ pipeline:
 	}
 	if want := strings.Replace(before["shop/cart/owner.yaml"], "fn.example.com/v1", "fn.example.com/v2", 1); after["shop/cart/owner.yaml"] != want {
 		t.Errorf("shop/cart/owner.yaml:\n%s", after["shop/cart/owner.yaml"])
+	}
+	if !strings.Contains(after["web/Kptfile"], registry+"/fns/require-limits:1.1.0 # checked\n") {
+		t.Errorf("web's validator, held, changed:\n%s", after["web/Kptfile"])
 	}
 	var changed []string
 	for name := range after {
@@ -311,7 +318,7 @@ pipeline:
 
 	// a second upgrade changes nothing
 	out = krm("fn", "upgrade", pkgs, "--to", "latest")
-	if out.code != 0 || !strings.Contains(out.stdout, "0 upgraded, 3 held") || !strings.Contains(out.stdout, "0 file(s) written") {
+	if out.code != 0 || !strings.Contains(out.stdout, "0 upgraded, 4 held") || !strings.Contains(out.stdout, "0 file(s) written") {
 		t.Errorf("a second fn upgrade:\n%s", out)
 	}
 	if diff := cmp.Diff(rendered, snapshot(t, pkgs)); diff != "" {
