@@ -63,6 +63,15 @@ type entry struct {
 // ErrServerDied: a function server died, was restarted once, and died again.
 var ErrServerDied = errors.New("function server died")
 
+// exitCode is the exit status of an instance that has exited, when it knows it (a *Process does);
+// 0 otherwise.
+func exitCode(inst Instance) int {
+	if e, ok := inst.(interface{ ExitCode() int }); ok {
+		return e.ExitCode()
+	}
+	return 0
+}
+
 // Function returns an fn.Function that runs through the server for key, starting it on first use.
 func (p *Pool) Function(key string, l Launcher, timeout time.Duration) fn.Function {
 	return &function{pool: p, key: key, launcher: l, timeout: timeout}
@@ -76,6 +85,7 @@ type function struct {
 }
 
 func (f *function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+	parent := ctx
 	if f.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)
@@ -96,20 +106,28 @@ func (f *function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 		}
 		out, err := f.pool.post(ctx, inst, body)
 		if err == nil {
+			// a server's answer has no exit status: fn.Verdict reads its results (out.Exited unset)
 			out.SentJSON = f.pool.Format == fn.JSON
-			out.Exited = true
 			return out, nil
 		}
 		var fe *fn.FunctionError
-		if errors.As(err, &fe) || ctx.Err() != nil {
-			return nil, err // the server answered, or the caller gave up: not a death
+		if errors.As(err, &fe) {
+			return nil, err // the server answered
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			// the caller gave up, or the call ran past its bound: not a death
+			if errors.Is(ctxErr, context.DeadlineExceeded) && f.timeout > 0 && parent.Err() == nil {
+				ctxErr = fmt.Errorf("timed out after %s", f.timeout)
+			}
+			return nil, &fn.FunctionError{ExitCode: -1, Stderr: inst.Stderr(), Err: ctxErr}
 		}
 		select {
 		case <-inst.Done():
 			if attempt == 0 {
 				continue // it died: restart it once and send the list again
 			}
-			return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: fmt.Errorf("%w again after a restart: %v", ErrServerDied, err)}
+			// it died on this list twice: its exit status is the call's, as a process's would be
+			return nil, &fn.FunctionError{ExitCode: exitCode(inst), Stderr: inst.Stderr(), Err: fmt.Errorf("%w again after a restart: %v", ErrServerDied, err)}
 		case <-time.After(100 * time.Millisecond):
 			return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: err}
 		}
@@ -229,7 +247,7 @@ func (p *Pool) post(ctx context.Context, inst Instance, body []byte) (*fn.Resour
 		if len(msg) > 2048 {
 			msg = msg[:2048] + "..."
 		}
-		return nil, &fn.FunctionError{ExitCode: resp.StatusCode, Stderr: inst.Stderr(), Err: fmt.Errorf("POST: %s: %s", resp.Status, msg)}
+		return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: fmt.Errorf("POST: %s: %s", resp.Status, msg)}
 	}
 	out, _, err := fn.DecodeResourceList(data)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/fntest"
 	"github.com/krm-catalog/krm-catalog/fn/runtime/exec"
@@ -155,5 +157,38 @@ func TestPoolServerThatNeverListens(t *testing.T) {
 	_, err := f.Run(context.Background(), list(t, "x"))
 	if err == nil || !strings.Contains(err.Error(), "exited before accepting connections") {
 		t.Fatalf("error = %v, want it to say the server exited", err)
+	}
+}
+
+// A server's answer has no exit status, so its error results are its verdict: the example
+// validator, served, fails the step on both wires, as it does as a process (exit 1) and as an
+// in-process function would (fn.Verdict).
+func TestServerErrorResultsFail(t *testing.T) {
+	t.Parallel()
+	for _, format := range []fn.Format{fn.JSON, fn.YAML} {
+		t.Run(format.String(), func(t *testing.T) {
+			t.Parallel()
+			pool := &server.Pool{Format: format}
+			t.Cleanup(func() { _ = pool.Close() })
+			f := pool.Function("require-limits", &exec.Launcher{Path: bins.Fn["require-limits"]}, time.Minute)
+			items, _, err := fn.DecodeResourceList([]byte("kind: ResourceList\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p\n  spec:\n    containers:\n    - name: c\n      image: x\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := yaml.Parse("apiVersion: fn.example.com/v1\nkind: RequireResourceLimits\nrequire: [cpu]\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for call := range 2 { // the call that starts the server, and a warm one
+				out, runs, err := fn.Run(context.Background(), []fn.Step{{Name: "require-limits", Function: f, Config: cfg}}, items.Items)
+				var re *fn.ResultsError
+				if !errors.As(err, &re) || out != nil {
+					t.Fatalf("call %d: error %v, output %v; want a *fn.ResultsError and no output", call, err, out)
+				}
+				if len(runs) != 1 || runs[0].ExitCode != 1 || len(runs[0].Results) != 1 || !strings.Contains(runs[0].Results[0].Message, `container "c" has no cpu limit`) {
+					t.Fatalf("call %d: runs %+v, want exit code 1 and the error result", call, runs)
+				}
+			}
+		})
 	}
 }

@@ -52,6 +52,16 @@ func (p *Process) URL() string { return p.url }
 // Done implements Instance.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// ExitCode is the process's exit status once it has exited (-1 for a signal), 0 before.
+func (p *Process) ExitCode() int {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	default:
+		return 0
+	}
+}
+
 // Stderr implements Instance.
 func (p *Process) Stderr() string { return p.tail.String() }
 
