@@ -60,6 +60,11 @@ type entry struct {
 	err      error // a start that failed for good
 }
 
+// deathWait is how long a request that failed in transport waits to learn whether its server
+// died (then it is restarted, or its exit status is the call's): the client of a container server
+// exits some time after the container does.
+const deathWait = 5 * time.Second
+
 // ErrServerDied: a function server died, was restarted once, and died again.
 var ErrServerDied = errors.New("function server died")
 
@@ -128,7 +133,7 @@ func (f *function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 			}
 			// it died on this list twice: its exit status is the call's, as a process's would be
 			return nil, &fn.FunctionError{ExitCode: exitCode(inst), Stderr: inst.Stderr(), Err: fmt.Errorf("%w again after a restart: %v", ErrServerDied, err)}
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(deathWait):
 			return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: err}
 		}
 	}
