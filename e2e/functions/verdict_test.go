@@ -429,7 +429,9 @@ func (e *matrixEnv) run(m matrixMode, r matrixRow) (verdict, string, error) {
 		files["kustomization.yaml"] = "resources:\n- deployment.yaml\n- service.yaml\ntransformers:\n- a.yaml\n- b.yaml\n"
 		args = append([]string{"build", pkg, "--results-dir", results}, e.flags(m, r)...)
 	case cmdComposition:
-		indent := func(s string) string { return "  " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n" }
+		indent := func(s string) string {
+			return "  " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n  ") + "\n"
+		}
 		files["composition.yaml"] = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Composition\ntransformers:\n" +
 			"- apiVersion: builtin\n  kind: ResourceGenerator\n  metadata:\n    name: resources\n  files:\n  - deployment.yaml\n  - service.yaml\n" +
 			"-" + indent(fnConfig(r.kind, "a", false))[1:] + "-" + indent(fnConfig(r.kind, "b", false))[1:]
