@@ -107,6 +107,10 @@ func (f *function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 	for attempt := 0; ; attempt++ {
 		inst, err := f.pool.instance(ctx, e)
 		if err != nil {
+			if f.timedOut(parent, ctx) {
+				// its start took the whole bound: the call's bound, as for a process (not the caller's deadline)
+				return nil, &fn.FunctionError{ExitCode: -1, Err: fmt.Errorf("timed out after %s: %v", f.timeout, err)}
+			}
 			return nil, &fn.FunctionError{Err: err}
 		}
 		out, err := f.pool.post(ctx, inst, body)
@@ -121,7 +125,7 @@ func (f *function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			// the caller gave up, or the call ran past its bound: not a death
-			if errors.Is(ctxErr, context.DeadlineExceeded) && f.timeout > 0 && parent.Err() == nil {
+			if f.timedOut(parent, ctx) {
 				ctxErr = fmt.Errorf("timed out after %s", f.timeout)
 			}
 			return nil, &fn.FunctionError{ExitCode: -1, Stderr: inst.Stderr(), Err: ctxErr}
@@ -137,6 +141,11 @@ func (f *function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 			return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: err}
 		}
 	}
+}
+
+// timedOut reports whether the call's own bound ended it (ctx, under parent), rather than its caller.
+func (f *function) timedOut(parent, ctx context.Context) bool {
+	return f.timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil
 }
 
 func (p *Pool) entry(key string, l Launcher) (*entry, error) {
@@ -184,13 +193,23 @@ func (p *Pool) instance(ctx context.Context, e *entry) (Instance, error) {
 	}
 	startCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	inst, err := e.launcher.Launch(startCtx)
-	if err != nil {
-		return nil, fmt.Errorf("start function server: %w", err)
-	}
-	if err := WaitReady(startCtx, inst); err != nil {
+	var inst Instance
+	for launch := 1; ; launch++ {
+		var err error
+		inst, err = e.launcher.Launch(startCtx)
+		if err != nil {
+			return nil, fmt.Errorf("start function server: %w", err)
+		}
+		err = WaitReady(startCtx, inst)
+		if err == nil {
+			break
+		}
 		_ = inst.Stop()
-		return nil, fmt.Errorf("start function server: %w", err)
+		// a server that exited before it listened most often found its port taken by another
+		// process between the moment it was chosen and its bind: launched again, it gets another
+		if !errors.Is(err, errExitedEarly) || launch == maxLaunches {
+			return nil, fmt.Errorf("start function server: %w", err)
+		}
 	}
 	if p.closed.Load() {
 		_ = inst.Stop()
@@ -199,6 +218,12 @@ func (p *Pool) instance(ctx context.Context, e *entry) (Instance, error) {
 	e.inst = inst
 	return inst, nil
 }
+
+// maxLaunches bounds the launches of a server that exits before it accepts connections.
+const maxLaunches = 3
+
+// errExitedEarly: a server exited before it accepted a connection.
+var errExitedEarly = errors.New("it exited before accepting connections")
 
 // WaitReady polls until the server accepts a TCP connection, it exits, or ctx ends.
 func WaitReady(ctx context.Context, inst Instance) error {
@@ -217,7 +242,7 @@ func WaitReady(ctx context.Context, inst Instance) error {
 		}
 		select {
 		case <-inst.Done():
-			return fmt.Errorf("it exited before accepting connections: %s", inst.Stderr())
+			return fmt.Errorf("%w: %s", errExitedEarly, inst.Stderr())
 		case <-ctx.Done():
 			return fmt.Errorf("it did not accept connections on %s in time: %w; its messages: %s", u.Host, ctx.Err(), inst.Stderr())
 		case <-time.After(delay):

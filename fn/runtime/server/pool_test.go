@@ -192,3 +192,32 @@ func TestServerErrorResultsFail(t *testing.T) {
 		})
 	}
 }
+
+// flakyLauncher's first launch is a server that exits before it listens (as one whose port another
+// process took between its choice and the bind); the later ones are l's.
+type flakyLauncher struct {
+	l        server.Launcher
+	launches int
+}
+
+func (f *flakyLauncher) Launch(ctx context.Context) (server.Instance, error) {
+	f.launches++
+	if f.launches == 1 {
+		return (&exec.Launcher{Path: "/bin/false"}).Launch(ctx)
+	}
+	return f.l.Launch(ctx)
+}
+
+// A server that exits before it accepts connections is launched again, and the call succeeds.
+func TestPoolLaunchesAgainAServerThatExitedBeforeListening(t *testing.T) {
+	t.Parallel()
+	pool := &server.Pool{Format: fn.JSON}
+	t.Cleanup(func() { _ = pool.Close() })
+	l := &flakyLauncher{l: &exec.Launcher{Path: bins.Fn["set-namespace"]}}
+	if err := call(t, pool.Function("k", l, time.Minute), "again"); err != nil {
+		t.Fatal(err)
+	}
+	if l.launches != 2 {
+		t.Errorf("%d launches, want 2", l.launches)
+	}
+}

@@ -93,7 +93,8 @@ func (p *Process) Kill() error {
 }
 
 // FreeLoopbackAddr returns a 127.0.0.1 address with a port that was free a moment ago. The server
-// binds it itself; should another process take the port first, the server exits and is restarted.
+// binds it itself; should another process take the port first, the server exits and the pool
+// launches it again (on another port).
 func FreeLoopbackAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
