@@ -315,7 +315,7 @@ func newMatrixEnv(t *testing.T, rows []matrixRow) *matrixEnv {
                 arch: %s
                 uri: %s/verdictfn
                 sha256: %s
-`, r.kind, r.name, e.image[r.kind], digest, p.OS, p.Arch, srv.URL, sha(mustRead(t, bin)))
+`, r.kind, r.name, e.image[r.kind], digest, p.OS, p.Arch, srv.URL, sha([]byte(readFile(t, bin))))
 		if r.script != "" {
 			fmt.Fprintf(&b, "          starlark:\n            uri: %s/%s.star\n            sha256: %s\n", srv.URL, r.kind, sha([]byte(r.script)))
 		}
@@ -325,15 +325,6 @@ func newMatrixEnv(t *testing.T, rows []matrixRow) *matrixEnv {
 	}
 	e.catalog = writeFile(t, t.TempDir(), "catalog.yaml", b.String())
 	return e
-}
-
-func mustRead(t *testing.T, p string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // available says why a mode cannot run here (a part missing outside CI); "" when it can.
@@ -531,7 +522,7 @@ func packageWritten(pkg string, before map[string]string, kptfile bool) (string,
 		}
 		same = same && before[e.Name()] == string(data)
 		if e.Name() != "fn.yaml" {
-			nodes, err := (&kioReader{data: data}).read()
+			nodes, err := readDocs(data)
 			if err != nil {
 				return "", err
 			}
@@ -544,11 +535,10 @@ func packageWritten(pkg string, before map[string]string, kptfile bool) (string,
 	return fingerprint(resources) + status, nil
 }
 
-type kioReader struct{ data []byte }
-
-func (r *kioReader) read() ([]*yaml.RNode, error) {
+// readDocs reads every YAML document of data.
+func readDocs(data []byte) ([]*yaml.RNode, error) {
 	var out []*yaml.RNode
-	dec := yaml.NewDecoder(bytes.NewReader(r.data))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var n yaml.Node
 		if err := dec.Decode(&n); err == io.EOF {
@@ -580,7 +570,7 @@ func outputWritten(out []byte) (string, error) {
 	if len(bytes.TrimSpace(out)) == 0 {
 		return nothing, nil
 	}
-	nodes, err := (&kioReader{data: out}).read()
+	nodes, err := readDocs(out)
 	if err != nil {
 		return "", err
 	}
