@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -259,6 +260,7 @@ type matrixEnv struct {
 	cache     string
 	kustomize string // "" when missing outside CI
 	engine    string // "" when Docker is missing outside CI
+	registry  string // host:port of the registry holding the image
 	image     map[string]string
 }
 
@@ -281,6 +283,7 @@ func newMatrixEnv(t *testing.T, rows []matrixRow) *matrixEnv {
 	repo := func(r matrixRow) string { return "registry.example.com/verdict/" + strings.ToLower(r.kind) }
 	if e.engine != "" {
 		host := fntest.Registry(t)
+		e.registry = host
 		pinned := fntest.Image(t, e.engine, bin, host, "verdict/fn")
 		_, digest, _ = strings.Cut(pinned, "@")
 		repo = func(r matrixRow) string { return host + "/verdict/" + strings.ToLower(r.kind) }
@@ -325,6 +328,22 @@ func newMatrixEnv(t *testing.T, rows []matrixRow) *matrixEnv {
 	}
 	e.catalog = writeFile(t, t.TempDir(), "catalog.yaml", b.String())
 	return e
+}
+
+// leftovers are the function containers of the matrix's image that still exist.
+func (e *matrixEnv) leftovers(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command(e.engine, "ps", "-a", "--filter", "name=krm-fn-", "--format", "{{.Names}} {{.Image}}").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if name, img, ok := strings.Cut(line, " "); ok && strings.HasPrefix(img, e.registry+"/verdict/") {
+			left = append(left, name)
+		}
+	}
+	return left
 }
 
 // available says why a mode cannot run here (a part missing outside CI); "" when it can.
@@ -599,7 +618,7 @@ func fingerprint(nodes []*yaml.RNode) string {
 func (e *matrixEnv) serve(dir string, m matrixMode, r matrixRow) (verdict, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	args := append([]string{"fn", "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--log-format", "json"}, e.flags(m, r)...)
+	args := append([]string{"fn", "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--log-format", "json", "--shutdown-grace", "5s"}, e.flags(m, r)...)
 	cmd := exec.CommandContext(ctx, bins.KrmCatalog, args...)
 	cmd.Env = append(os.Environ(), e.env...)
 	cmd.Dir = dir
@@ -637,8 +656,15 @@ func (e *matrixEnv) serve(dir string, m matrixMode, r matrixRow) (verdict, strin
 		}
 	}()
 	defer func() {
-		_ = cmd.Process.Kill()
-		<-done
+		// stopped as a Deployment stops it, so that it stops its function servers (a container
+		// outlives a killed krm-catalog)
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			<-done
+		}
 		_ = cmd.Wait()
 	}()
 	logged := func() string { mu.Lock(); defer mu.Unlock(); return log.String() }
@@ -788,6 +814,13 @@ func TestVerdictMatrix(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if e.engine != "" {
+		t.Run("no container left behind", func(t *testing.T) {
+			if left := e.leftovers(t); len(left) > 0 {
+				t.Errorf("containers of the matrix left running: %s", strings.Join(left, ", "))
+			}
+		})
+	}
 	ran := 0
 	for _, c := range cells {
 		t.Run(c.row.name+"/"+c.mode.String(), func(t *testing.T) {
