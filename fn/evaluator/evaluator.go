@@ -156,9 +156,14 @@ func (s *Server) evaluate(ctx context.Context, req *evaluatorpb.EvaluateFunction
 		results, log = runs[0].Results, []byte(runs[0].Stderr)
 	}
 	if runErr != nil {
-		// as Porch's runners do, a failed function fails the call; the list, with the function's
-		// results, and its standard error travel in the status details for a client that wants them
-		st := status.New(callCode(ctx, codes.Internal, runErr), fmt.Sprintf("function %s: %v", req.GetImage(), runErr))
+		// as Porch's runners do, a failed function fails the call with a message that says why in
+		// full (Porch shows its users nothing else); the list, with the function's results, and its
+		// standard error travel in the status details too, for a client that wants them
+		var run fn.FunctionResults
+		if len(runs) > 0 {
+			run = runs[0]
+		}
+		st := status.New(callCode(ctx, codes.Internal, runErr), failureMessage(req.GetImage(), run, runErr))
 		out := &fn.ResourceList{APIVersion: rl.APIVersion, Items: rl.Items, FunctionConfig: rl.FunctionConfig, Results: results}
 		if data, err := out.Encode(format); err == nil {
 			if withDetails, err := st.WithDetails(&evaluatorpb.EvaluateFunctionResponse{ResourceList: data, Log: log}); err == nil {

@@ -50,8 +50,9 @@ what runs is what the catalog pins. Exec and starlark runtimes are preferred, th
 (--runtime forces one); spec v2 functions stay up as servers between calls. kpt's starlark image
 with a StarlarkRun runs in-process. An image no trusted catalog lists is NotFound, so that a
 client with several evaluators moves on to the next; a malformed ResourceList is
-InvalidArgument; a failing function is Internal, with the ResourceList (its results) and the
-function's standard error in the status details.
+InvalidArgument; a failing function is Internal, on every call, whose message names every error
+result and ends with the function's standard error (bounded, as Porch's runners put it), with the
+ResourceList (all its results) and the function's standard error in the status details.
 
 SIGINT or SIGTERM reports NOT_SERVING, lets calls in flight finish (--shutdown-grace), and stops.`,
 		Example: `  krm-catalog fn serve --addr 127.0.0.1:9445 --catalog catalog.yaml --trusted-catalog catalog.yaml
