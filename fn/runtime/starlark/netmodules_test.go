@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,8 +24,8 @@ import (
 // need it. No request leaves.
 func TestStarlarkNetworkModulesNeedTheNetwork(t *testing.T) {
 	t.Parallel()
-	requests := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { requests++ }))
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { requests.Add(1) }))
 	t.Cleanup(srv.Close)
 	sandbox := testSandbox(0)
 	for _, call := range []string{
@@ -52,8 +53,8 @@ func TestStarlarkNetworkModulesNeedTheNetwork(t *testing.T) {
 	if err != nil || fn.HasErrors(out.Results) {
 		t.Errorf("loading alone: %v %v", err, out.Results)
 	}
-	if requests != 0 {
-		t.Errorf("%d requests reached the server", requests)
+	if n := requests.Load(); n != 0 {
+		t.Errorf("%d requests reached the server", n)
 	}
 }
 
