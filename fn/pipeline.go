@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -50,12 +51,24 @@ type Step struct {
 // the first step that fails or reports an error result, returning what the steps reported so far and
 // an error wrapping ErrFunctionFailed; the items are then not to be written.
 func Run(ctx context.Context, steps []Step, items []*yaml.RNode) ([]*yaml.RNode, []FunctionResults, error) {
+	return run(ctx, steps, items, false)
+}
+
+// RunInPackage is Run over the resources of a package directory (fn run DIR, fn render): as kpt's
+// function runner does after every function (enforcePathInvariants), a step that leaves a resource
+// whose path leads out of the package fails, with the resource named in its results. Commands whose
+// output is printed (build, fn proxy) use Run: a path annotation there is output, not a write.
+func RunInPackage(ctx context.Context, steps []Step, items []*yaml.RNode) ([]*yaml.RNode, []FunctionResults, error) {
+	return run(ctx, steps, items, true)
+}
+
+func run(ctx context.Context, steps []Step, items []*yaml.RNode, inPackage bool) ([]*yaml.RNode, []FunctionResults, error) {
 	var all []FunctionResults
 	for _, s := range steps {
 		if err := ctx.Err(); err != nil {
 			return nil, all, err
 		}
-		out, fr, err := runStep(ctx, s, items)
+		out, fr, err := runStep(ctx, s, items, inPackage)
 		all = append(all, fr)
 		if err != nil {
 			return nil, all, fmt.Errorf("%s: %w", s.Name, err)
@@ -65,7 +78,7 @@ func Run(ctx context.Context, steps []Step, items []*yaml.RNode) ([]*yaml.RNode,
 	return items, all, nil
 }
 
-func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, FunctionResults, error) {
+func runStep(ctx context.Context, s Step, items []*yaml.RNode, inPackage bool) ([]*yaml.RNode, FunctionResults, error) {
 	fr := FunctionResults{Function: s.Name}
 	orig, form, err := prepareAnnotations(items)
 	if err != nil {
@@ -119,8 +132,28 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 				return nil, fr, err
 			}
 		}
+		if inPackage {
+			if err := insidePackage(o); err != nil {
+				// as kpt, an error of the step, not a result of the function
+				fr.ExitCode = 1
+				return nil, fr, &RejectedError{Err: err, step: true}
+			}
+		}
 	}
 	return out.Items, fr, nil
+}
+
+// insidePackage refuses a resource whose path leads out of its package ("../x.yaml" once
+// cleaned), as kpt's enforcePathInvariants does.
+func insidePackage(n *yaml.RNode) error {
+	p := annotation(n, kioutil.PathAnnotation)
+	if p == "" {
+		p = annotation(n, kioutil.LegacyPathAnnotation)
+	}
+	if clean := path.Clean(p); clean == ".." || strings.HasPrefix(clean, "../") {
+		return fmt.Errorf("%w: %s/%s has path %q, outside the package", ErrInvalidPackage, n.GetKind(), n.GetName(), p)
+	}
+	return nil
 }
 
 // placeNew gives a resource that has no path the file kyaml's function runner gives it right after

@@ -220,3 +220,47 @@ func TestFunctionErrorSaysExitStatusOnce(t *testing.T) {
 		}
 	}
 }
+
+// A step that moves a resource out of its package fails in a package (as kpt's function runner
+// fails it) and not in a printed run, where a path is output.
+func TestRunInPackageRefusesPathsLeavingIt(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		path    string
+		run     func(context.Context, []Step, []*yaml.RNode) ([]*yaml.RNode, []FunctionResults, error)
+		wantErr bool
+	}{
+		{name: "package, outside", path: "../x.yaml", run: RunInPackage, wantErr: true},
+		{name: "package, outside once cleaned", path: "a/../../x.yaml", run: RunInPackage, wantErr: true},
+		{name: "package, inside once cleaned", path: "a/../x.yaml", run: RunInPackage},
+		{name: "package, a name starting with two dots", path: "..x.yaml", run: RunInPackage},
+		{name: "printed, outside", path: "../x.yaml", run: Run},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			item, err := yaml.Parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/path: a.yaml\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := &jsonFunction{edit: func(n *yaml.RNode) error {
+				return n.PipeE(yaml.SetAnnotation("config.kubernetes.io/path", tc.path))
+			}}
+			_, runs, err := tc.run(context.Background(), []Step{{Name: "move", Function: f}}, []*yaml.RNode{item})
+			if !tc.wantErr {
+				if err != nil {
+					t.Fatalf("error %v, want none", err)
+				}
+				return
+			}
+			var rej *RejectedError
+			if !errors.Is(err, ErrInvalidPackage) || !errors.As(err, &rej) || !strings.Contains(err.Error(), "ConfigMap/a") {
+				t.Fatalf("error %v, want a RejectedError naming ConfigMap/a, wrapping ErrInvalidPackage", err)
+			}
+			if diff := cmp.Diff([]FunctionResults{{Function: "move", ExitCode: 1}}, runs); diff != "" {
+				t.Errorf("runs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

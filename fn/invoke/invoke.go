@@ -152,7 +152,11 @@ func run(ctx context.Context, p Preparer, req Request, rep *fn.Report) (ran bool
 		rep.Fail(prepErr, false)
 		return true, nil
 	}
-	items, runs, runErr := fn.Run(ctx, steps, got.items)
+	runSteps := fn.Run
+	if got.pkg != nil {
+		runSteps = fn.RunInPackage
+	}
+	items, runs, runErr := runSteps(ctx, steps, got.items)
 	rep.Runs, rep.Steps = runs, fn.StepLines(runs)
 	if runErr != nil {
 		rep.Fail(runErr, false)

@@ -164,8 +164,15 @@ func TestRunPackage(t *testing.T) {
 				if err == nil || !errors.Is(err, fn.ErrInvalidPackage) || !errors.As(err, &rej) {
 					t.Fatalf("error %v, want a fn.RejectedError wrapping fn.ErrInvalidPackage", err)
 				}
-				if last := out.Results()[len(out.Results())-1]; last.ExitCode != 1 || !strings.Contains(last.Results[0].Message, tc.path) {
-					t.Errorf("the last run is %+v, want the refused write", last)
+				// a refused write is the last run's result; a path leaving the package fails its
+				// step without a result, as kpt's function runner fails it: the error says why
+				last := out.Results()[len(out.Results())-1]
+				why := err.Error()
+				if len(last.Results) > 0 {
+					why = last.Results[0].Message
+				}
+				if last.ExitCode != 1 || !strings.Contains(why, tc.path) {
+					t.Errorf("the last run is %+v (error %v), want the refusal naming %s", last, err, tc.path)
 				}
 				if out.Output != nil || out.Changes != nil {
 					t.Errorf("a rejected run has output %q and changes %v, want none", out.Output, out.Changes)

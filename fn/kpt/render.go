@@ -766,8 +766,9 @@ func (t *tree) relOf(abs string) (string, error) {
 
 // settle gives the items a step returned what kpt's function runner gives them (pkg/fn/runtime
 // runner.go): the package path of the package whose pipeline ran the step, on an item that has
-// none (one the function created), and it refuses a path that leads out of the item's package
-// (enforcePathInvariants; one path and index twice is refused when the package is written).
+// none (one the function created), and it refuses a package path outside the root. A path that
+// leads out of the item's package has already failed the step (fn.RunInPackage, kpt's
+// enforcePathInvariants); one path and index twice is refused when the package is written.
 func (t *tree) settle(items []*yaml.RNode, n *node) error {
 	for _, it := range items {
 		abs := it.GetAnnotations()[PkgPathAnnotation]
@@ -777,10 +778,6 @@ func (t *tree) settle(items []*yaml.RNode, n *node) error {
 			}
 		} else if _, err := t.relOf(abs); err != nil {
 			return fmt.Errorf("%s: %w", describe(it), err)
-		}
-		p := itemPath(it)
-		if clean := path.Clean(p); clean == ".." || strings.HasPrefix(clean, "../") {
-			return fmt.Errorf("%w: %s has path %q, outside the package", fn.ErrInvalidPackage, describe(it), p)
 		}
 	}
 	return nil
@@ -845,7 +842,7 @@ func runPipeline(ctx context.Context, t *tree, n *node, items []*yaml.RNode, res
 			res.Status.MutationSteps = append(res.Status.MutationSteps, skipped(f))
 			continue
 		}
-		out, runs, err := fn.Run(ctx, []fn.Step{s}, seen)
+		out, runs, err := fn.RunInPackage(ctx, []fn.Step{s}, seen)
 		res.Runs = append(res.Runs, runs...)
 		res.Status.MutationSteps = append(res.Status.MutationSteps, ranStatus(f, runs, err))
 		if err != nil {
@@ -884,7 +881,7 @@ func runPipeline(ctx context.Context, t *tree, n *node, items []*yaml.RNode, res
 				copies = append(copies, it.Copy())
 			}
 		}
-		out, runs, err := fn.Run(ctx, []fn.Step{s}, copies)
+		out, runs, err := fn.RunInPackage(ctx, []fn.Step{s}, copies)
 		res.Runs = append(res.Runs, runs...)
 		res.Status.ValidationSteps = append(res.Status.ValidationSteps, ranStatus(f, runs, err))
 		if err != nil {
@@ -932,7 +929,14 @@ func ranStatus(f Function, runs []fn.FunctionResults, err error) StepStatus {
 		}
 		return notStarted(f, image, err)
 	}
-	return stepStatus(f, image, runs[len(runs)-1])
+	s := stepStatus(f, image, runs[len(runs)-1])
+	// a step whose output was refused (a path leaving the package) failed without an error result,
+	// as kpt records it
+	var rej *fn.RejectedError
+	if errors.As(err, &rej) && len(s.ErrorResults) == 0 {
+		s.ExecutionError = rej.Error()
+	}
+	return s
 }
 
 // displayImage is an image as kpt names it in the render status: with the tag latest when it has
