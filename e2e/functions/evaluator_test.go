@@ -252,8 +252,8 @@ func TestFnServeEvaluatesByImage(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		`krm_catalog_evaluator_calls_total{code="OK",function="fn.example.com/SetNamespace@v1"}`,
-		`krm_catalog_evaluator_calls_total{code="NotFound",function="none"} 2`,
+		`krm_catalog_evaluator_calls_total{code="OK",function="fn.example.com/SetNamespace@v1",route="catalog"}`,
+		`krm_catalog_evaluator_calls_total{code="NotFound",function="none",route="none"} 2`,
 		`krm_catalog_evaluator_cold_starts_total{function="fn.example.com/SetNamespace@v1"} 1`,
 	} {
 		if !strings.Contains(string(body), want) {

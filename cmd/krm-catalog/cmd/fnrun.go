@@ -15,7 +15,7 @@ func newFnCmd() *cobra.Command {
 		Use:   "fn",
 		Short: "Run KRM functions resolved from catalogs",
 	}
-	cmd.AddCommand(newFnRunCmd(), newFnProxyCmd(), newFnRenderCmd(), newFnServeCmd())
+	cmd.AddCommand(newFnRunCmd(), newFnProxyCmd(), newFnRenderCmd(), newFnServeCmd(), newFnHealthCmd())
 	return cmd
 }
 
