@@ -46,13 +46,30 @@ type fnServe struct {
 	addr        string
 	metricsAddr string
 	done        chan error
+
+	mu     sync.Mutex
+	stderr []string // every line it wrote
+	bytes  int
+}
+
+// lines returns what fn serve wrote on standard error so far, and how many bytes.
+func (s *fnServe) lines() ([]string, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.stderr), s.bytes
 }
 
 // startFnServe starts `krm-catalog fn serve` on 127.0.0.1 with a catalog listing set-namespace by
 // image, and waits until it says where it serves.
 func startFnServe(t testing.TB, extra ...string) *fnServe {
 	t.Helper()
-	pub := publishImages(t, nil, map[string]string{"set-namespace": evaluatorImage})
+	return startFnServeImages(t, map[string]string{"set-namespace": evaluatorImage}, extra...)
+}
+
+// startFnServeImages is startFnServe with a catalog listing the example functions named by images.
+func startFnServeImages(t testing.TB, images map[string]string, extra ...string) *fnServe {
+	t.Helper()
+	pub := publishImages(t, nil, images)
 	args := append([]string{"fn", "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--log-format", "json",
 		"--catalog", pub.catalog, "--trusted-catalog", pub.catalog, "--cache-dir", t.TempDir()}, extra...)
 	cmd := exec.Command(bins.KrmCatalog, args...)
@@ -73,8 +90,13 @@ func startFnServe(t testing.TB, extra ...string) *fnServe {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		var log strings.Builder
+		sc.Buffer(nil, 16<<20)
 		for sc.Scan() {
 			log.WriteString(sc.Text() + "\n")
+			s.mu.Lock()
+			s.stderr = append(s.stderr, sc.Text())
+			s.bytes += len(sc.Bytes()) + 1
+			s.mu.Unlock()
 			var line struct{ Msg, Addr, URL string }
 			if json.Unmarshal(sc.Bytes(), &line) != nil {
 				continue

@@ -366,7 +366,7 @@ func TestMemoryBudget(t *testing.T) {
 	r := &funcRunner{f: blocked}
 	reg := prometheus.NewRegistry()
 	big := yamlList + "# " + strings.Repeat("x", 64<<10) + "\n"
-	client := start(t, evaluator.Options{Resolver: catalogs{}, Runner: r, MaxConcurrent: 4, MemoryBudget: 24*int64(len(big)) + (256 << 10), Metrics: evaluator.NewMetrics(reg)})
+	client := start(t, evaluator.Options{Resolver: catalogs{}, Runner: r, MaxConcurrent: 4, MemoryBudget: 32*int64(len(big)) + (256 << 10), Metrics: evaluator.NewMetrics(reg)})
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
