@@ -37,6 +37,9 @@ func (s *fnServe) metric(t *testing.T, want ...string) string {
 	var out []string
 line:
 	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, "#") {
+			continue
+		}
 		for _, w := range want {
 			if !strings.Contains(l, w) {
 				continue line
@@ -89,7 +92,7 @@ func TestFnServeBurst(t *testing.T) {
 // which way each call went; every line of the JSON log is JSON.
 func TestFnServeFallback(t *testing.T) {
 	t.Parallel()
-	const onlyFallback = "registry.example.com/krm-fn/set-labels:v1.0.0"
+	const onlyFallback = "registry.example.com/krm-fn/set-labels:v1.0.0@sha256:1111111111111111111111111111111111111111111111111111111111111111"
 	behind := startFnServeImages(t, map[string]string{"set-labels": onlyFallback})
 	front := startFnServe(t, "--fallback", behind.addr)
 	client := evaluatorpb.NewFunctionEvaluatorClient(front.dial(t))
