@@ -26,7 +26,7 @@ import (
 )
 
 // metric returns the lines of fn serve's /metrics that contain every one of want.
-func (s *fnServe) metric(t *testing.T, want ...string) string {
+func (s *fnServe) metric(t testing.TB, want ...string) string {
 	t.Helper()
 	resp, err := http.Get("http://" + s.metricsAddr + "/metrics")
 	if err != nil {
