@@ -70,10 +70,16 @@ func startFnServe(t testing.TB, extra ...string) *fnServe {
 func startFnServeImages(t testing.TB, images map[string]string, extra ...string) *fnServe {
 	t.Helper()
 	pub := publishImages(t, nil, images)
+	return startFnServeCatalog(t, pub.catalog, pub.env, append([]string{"--cache-dir", t.TempDir()}, extra...)...)
+}
+
+// startFnServeCatalog starts fn serve over one trusted catalog, with env added to its environment.
+func startFnServeCatalog(t testing.TB, catalog string, env []string, extra ...string) *fnServe {
+	t.Helper()
 	args := append([]string{"fn", "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--log-format", "json",
-		"--catalog", pub.catalog, "--trusted-catalog", pub.catalog, "--cache-dir", t.TempDir()}, extra...)
+		"--catalog", catalog, "--trusted-catalog", catalog}, extra...)
 	cmd := exec.Command(bins.KrmCatalog, args...)
-	cmd.Env = append(os.Environ(), pub.env...)
+	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -69,8 +69,15 @@ type Options struct {
 	MemoryBudget, MaxQueuedBytes int64
 	// ResolutionCache is how many resolutions are remembered (least recently used go first).
 	ResolutionCache int
-	Logger          *slog.Logger
-	Metrics         *Metrics
+	// PassThrough hands a process or server function the request's list as it came and answers
+	// with what the function wrote, unread, as Porch's runner does. Without it the list is read,
+	// sent in the runner's wire, and written back with its input's styles restored.
+	PassThrough bool
+	// MaxMessageSize bounds what a function may answer (the response's limit); 0 means
+	// DefaultMaxMessageSize.
+	MaxMessageSize int
+	Logger         *slog.Logger
+	Metrics        *Metrics
 }
 
 // Server implements evaluatorpb.FunctionEvaluatorServer.
@@ -98,6 +105,9 @@ func New(o Options) *Server {
 	}
 	if o.ResolutionCache <= 0 {
 		o.ResolutionCache = DefaultResolutionCache
+	}
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = DefaultMaxMessageSize
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -260,7 +270,17 @@ func (s *Server) run(ctx context.Context, req *evaluatorpb.EvaluateFunctionReque
 	if err != nil {
 		return nil, callError(ctx, codes.FailedPrecondition, err)
 	}
-	items, runs, runErr := fn.Run(ctx, []fn.Step{step}, rl.Items)
+	var (
+		items  []*yaml.RNode
+		runs   []fn.FunctionResults
+		runErr error
+		raw    []byte // what the function wrote, when it was handed the request as it came
+	)
+	if f, ok := step.Function.(encodedFunction); ok && s.o.PassThrough {
+		raw, runs, runErr = s.passThrough(ctx, f, step.Name, req.GetResourceList(), format)
+	} else {
+		items, runs, runErr = fn.Run(ctx, []fn.Step{step}, rl.Items)
+	}
 	c.cold = s.o.Runner.Running() > running
 	var results []fn.Result
 	var log []byte
@@ -279,12 +299,45 @@ func (s *Server) run(ctx context.Context, req *evaluatorpb.EvaluateFunctionReque
 		}
 		return nil, st.Err()
 	}
+	if raw != nil {
+		return &evaluatorpb.EvaluateFunctionResponse{ResourceList: raw, Log: log}, nil
+	}
 	out := &fn.ResourceList{APIVersion: rl.APIVersion, Items: items, FunctionConfig: rl.FunctionConfig, Results: results}
 	data, err := out.Encode(format)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "encode the output: %v", err)
 	}
 	return &evaluatorpb.EvaluateFunctionResponse{ResourceList: data, Log: log}, nil
+}
+
+// encodedFunction is a runtime that can be handed a list as it came and answer with what the
+// function wrote, unread: the exec and container runtimes, and spec v2 servers.
+type encodedFunction interface {
+	RunEncoded(ctx context.Context, input []byte, format fn.Format, maxOutput int) ([]byte, string, error)
+}
+
+// passThrough runs f over the request's list as it came and answers what the function wrote, as
+// Porch's own runner does: what Porch renders from it is then what it renders from its runner,
+// byte for byte, the function's own formatting included (krm-catalog's reading and writing of lists
+// would restore the styles of the input, which kpt's render, in Porch, does not). The results of a
+// function that failed are read from what it wrote, for the failure's status.
+func (s *Server) passThrough(ctx context.Context, f encodedFunction, name string, input []byte, format fn.Format) ([]byte, []fn.FunctionResults, error) {
+	out, stderr, err := f.RunEncoded(ctx, input, format, s.o.MaxMessageSize)
+	fr := fn.FunctionResults{Function: name, Stderr: stderr}
+	if err == nil {
+		return out, []fn.FunctionResults{fr}, nil
+	}
+	fr.ExitCode = 1
+	var fe *fn.FunctionError
+	if errors.As(err, &fe) && fe.ExitCode > 0 {
+		fr.ExitCode = fe.ExitCode
+	}
+	if len(out) > 0 {
+		if list, _, derr := decodeList(out); derr == nil {
+			fr.Results = list.Results
+		}
+	}
+	return nil, []fn.FunctionResults{fr}, fmt.Errorf("%s: %w", name, err)
 }
 
 // resolve finds the function a trusted catalog lists for an image. Resolutions are remembered by

@@ -194,6 +194,7 @@ func serveEvaluator(ctx context.Context, logger *slog.Logger, o *fnOptions, s *f
 		Resolver: r.Resolver(), Runner: r, Fallback: fallback, ImagePrefix: s.imagePrefix,
 		CallTimeout: s.callTimeout, MaxConcurrent: s.maxConcurrent,
 		MemoryBudget: s.maxMemory, MaxQueuedBytes: s.maxQueuedBytes, ResolutionCache: s.resolutionCache,
+		PassThrough: o.yamlWire, MaxMessageSize: s.maxMessage,
 		Logger: logger, Metrics: metrics,
 	})
 	transport := evaluator.Transport{
