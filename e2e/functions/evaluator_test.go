@@ -316,19 +316,22 @@ func grepLines(s, substr string) string {
 // BenchmarkFnServeVsFnRun: a warm EvaluateFunction of the set-namespace exec function over 100
 // Deployments against a fresh `krm-catalog fn run -` of the same function and input, turn by turn
 // in one run. Reports the ratio of medians (target: at least 5) and the p50/p99 of 1,000 warm
-// calls.
+// calls. A third series, also interleaved, is the warm call of a fn serve with --yaml-wire=false
+// (the list read and sent to the spec v2 server as JSON): the cost of answering as Porch's runner
+// does.
 //
 //	go test ./e2e/functions -run '^$' -bench FnServeVsFnRun -benchtime 1x
 func BenchmarkFnServeVsFnRun(b *testing.B) {
 	const rounds, warmCalls = 20, 1000
 	s := startFnServe(b)
 	client := evaluatorpb.NewFunctionEvaluatorClient(s.dial(b))
+	jsonClient := evaluatorpb.NewFunctionEvaluatorClient(startFnServe(b, "--yaml-wire=false").dial(b))
 	input := fntest.Deployments(100, "bench")
 	pub := publishImages(b, nil, map[string]string{"set-namespace": evaluatorImage})
 	env := append(os.Environ(), pub.env...)
 	fnRunArgs := []string{"fn", "run", "-", "--runtime", "exec", "--catalog", pub.catalog, "--trusted-catalog", pub.catalog, "--cache-dir", b.TempDir()}
 	ctx := context.Background()
-	call := func() time.Duration {
+	callOn := func(client evaluatorpb.FunctionEvaluatorClient) time.Duration {
 		start := time.Now()
 		resp, err := client.EvaluateFunction(ctx, &evaluatorpb.EvaluateFunctionRequest{Image: evaluatorImage, ResourceList: input})
 		d := time.Since(start)
@@ -337,6 +340,7 @@ func BenchmarkFnServeVsFnRun(b *testing.B) {
 		}
 		return d
 	}
+	call := func() time.Duration { return callOn(client) }
 	fnRun := func() time.Duration {
 		cmd := exec.Command(bins.KrmCatalog, fnRunArgs...)
 		cmd.Env = env
@@ -351,12 +355,14 @@ func BenchmarkFnServeVsFnRun(b *testing.B) {
 		}
 		return d
 	}
-	call()  // starts the function's server
-	fnRun() // fills fn run's cache: downloads are not what is measured
-	var warm, fresh []time.Duration
+	call()             // starts the function's server
+	callOn(jsonClient) // and the other's
+	fnRun()            // fills fn run's cache: downloads are not what is measured
+	var warm, warmJSON, fresh []time.Duration
 	for b.Loop() {
 		for range rounds {
 			warm = append(warm, call())
+			warmJSON = append(warmJSON, callOn(jsonClient))
 			fresh = append(fresh, fnRun())
 		}
 	}
@@ -365,11 +371,14 @@ func BenchmarkFnServeVsFnRun(b *testing.B) {
 		many = append(many, call())
 	}
 	slices.Sort(warm)
+	slices.Sort(warmJSON)
 	slices.Sort(fresh)
 	slices.Sort(many)
 	b.ReportMetric(ms(fresh[len(fresh)/2], 1), "ms-fn-run-median")
 	b.ReportMetric(ms(warm[len(warm)/2], 1), "ms-warm-median")
 	b.ReportMetric(float64(fresh[len(fresh)/2])/float64(warm[len(warm)/2]), "x-warm-faster")
+	b.ReportMetric(ms(warmJSON[len(warmJSON)/2], 1), "ms-warm-json-wire-median")
+	b.ReportMetric(float64(warm[len(warm)/2])/float64(warmJSON[len(warmJSON)/2]), "x-pass-through-over-json")
 	b.ReportMetric(ms(many[len(many)/2], 1), "ms-warm-p50")
 	b.ReportMetric(ms(many[len(many)*99/100], 1), "ms-warm-p99")
 }

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -147,6 +149,19 @@ func fnServe(ctx context.Context, cmd *cobra.Command, o *fnOptions, s *fnServeOp
 	return nil
 }
 
+// serverGC paces the collector for a server rather than a pipeline (the runner's krmfn.TuneGC lets
+// the heap grow to five times what is live, which makes a fast run; a server's heap is what its
+// clients send it): the default pace, and a soft limit 256 MiB above what the calls in flight may
+// hold. GOGC and GOMEMLIMIT, when set, win.
+func serverGC(maxMemory int64) {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(100)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(maxMemory + 256<<20)
+	}
+}
+
 func serveEvaluator(ctx context.Context, logger *slog.Logger, o *fnOptions, s *fnServeOptions) error {
 	var creds credentials.TransportCredentials
 	var err error
@@ -169,6 +184,7 @@ func serveEvaluator(ctx context.Context, logger *slog.Logger, o *fnOptions, s *f
 		return err
 	}
 	defer r.Close()
+	serverGC(s.maxMemory)
 	// every catalog is read now, so that an untrusted, unreachable or invalid one stops the start
 	// rather than failing calls later
 	for _, ref := range r.Resolver().Refs() {
