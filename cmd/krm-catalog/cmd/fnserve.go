@@ -71,8 +71,9 @@ what runs is what the catalog pins. Names are completed as Porch completes them 
 sends them (--default-image-prefix before a name without a slash, :latest when there is no tag),
 on both sides: "set-labels:v0.2" in a catalog is Porch's PREFIX/set-labels:v0.2. Runtimes are
 chosen in the order ` + order + ` (--runtime forces one); spec v2 functions stay up as
-servers between calls. Every function is sent YAML, the wire Porch's runner uses (--yaml-wire=false
-sends spec v2 functions JSON). kpt's starlark image with a StarlarkRun runs in-process.
+servers between calls. A function is handed the request's list as it came and its output is the
+answer, unread, as with Porch's own runner (--yaml-wire=false instead reads the list and sends spec
+v2 functions JSON). kpt's starlark image with a StarlarkRun runs in-process.
 
 An image no trusted catalog lists goes, unchanged, to --fallback (Porch's own function runner)
 when it is set, and its answer comes back as it was; without it the call is NotFound. A malformed
@@ -102,7 +103,7 @@ SIGINT or SIGTERM reports NOT_SERVING, lets calls in flight finish (--shutdown-g
 	f := cmd.Flags()
 	o.yamlWire = true
 	f.Lookup("yaml-wire").DefValue = "true"
-	f.Lookup("yaml-wire").Usage = "send every function YAML, as Porch's runner does; false sends JSON to the functions whose definition declares spec v2"
+	f.Lookup("yaml-wire").Usage = "hand functions the request's list as it came (YAML from Porch) and answer what they write, as Porch's runner does; false reads the list and sends JSON to the functions whose definition declares spec v2"
 	f.Lookup("runtime").Usage = "runtime to use when a function offers several: container, exec or starlark (default: " + order + ")"
 	f.StringVar(&s.addr, "addr", "127.0.0.1:9445", "address to serve gRPC on")
 	f.StringVar(&s.tlsCert, "tls-cert", "", "serve TLS with this certificate (PEM; with --tls-key)")
