@@ -86,28 +86,17 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode) ([]*yaml.RNode, F
 	}
 	out, runErr := s.Function.Run(ctx, &ResourceList{Items: items, FunctionConfig: s.Config})
 	if out != nil {
-		fr.Results = out.Results
+		fr.Results, fr.Stderr = out.Results, out.Stderr
 	}
-	if runErr != nil {
-		fr.ExitCode = 1
+	code, failed := Verdict(out, runErr)
+	fr.ExitCode = code
+	if failed != nil {
 		var fe *FunctionError
-		if errors.As(runErr, &fe) {
-			if fe.ExitCode > 0 {
-				fr.ExitCode = fe.ExitCode
-			}
+		if errors.As(failed, &fe) && fe.Stderr != "" {
 			fr.Stderr = fe.Stderr
 		}
 		_ = restoreFromInputs(tags, nil, false)
-		if !errors.Is(runErr, ErrFunctionFailed) {
-			runErr = &FunctionError{Err: runErr}
-		}
-		return nil, fr, runErr
-	}
-	fr.Stderr = out.Stderr
-	if !out.Exited && HasErrors(out.Results) {
-		fr.ExitCode = 1
-		_ = restoreFromInputs(tags, nil, false)
-		return nil, fr, &ResultsError{Results: out.Results}
+		return nil, fr, failed
 	}
 	outOrig := make([][]string, len(out.Items))
 	for i, o := range out.Items {

@@ -2,6 +2,7 @@ package fn
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -429,5 +431,124 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestReadPackageFilesOfNoDocumentAsKyaml: a file that holds no YAML document (empty, a newline,
+// blank lines, only comments, only `---`) is read as no resources, as kyaml's package reader (kpt's)
+// reads it, and not skipped as a file that is not Kubernetes resources; empty documents between
+// resources count no index. Writing the package back keeps such a file as it is, as kpt does (it
+// deletes only a file whose resources are all gone), and a function may still write into it.
+func TestReadPackageFilesOfNoDocumentAsKyaml(t *testing.T) {
+	t.Parallel()
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n"
+	files := map[string]string{
+		"empty.yaml":         "",
+		"newline.yaml":       "\n",
+		"blank.yml":          "\n  \n\n",
+		"comment.yaml":       "# nothing here yet\n",
+		"comments.yaml":      "# one\n---\n# two\n",
+		"separator.yaml":     "---\n",
+		"separators.yaml":    "---\n---\n",
+		"null.yaml":          "~\n",
+		"between.yaml":       "---\n" + strings.ReplaceAll(cm, "%s", "first") + "---\n---\n# gap\n" + strings.ReplaceAll(cm, "%s", "second") + "---\n",
+		"sub/empty.yaml":     "",
+		"sub/resource.yaml":  strings.ReplaceAll(cm, "%s", "third"),
+		"not-resource.yaml":  "replicas: 3\n",
+		"comment-crlf.yaml":  "# windows\r\n",
+		"sub/comments.yml":   "# a\n# b\n",
+		"sub/deeper/x.yaml":  "---\n",
+		"sub/deeper/y.yaml":  strings.ReplaceAll(cm, "%s", "fourth"),
+		"sub/deeper/z.yaml":  "# only a comment, no newline at the end",
+		"sub/deeper/w.yaml":  "\n---\n\n",
+		"sub/deeper/v.yaml":  "--- # a comment on the separator\n",
+		"sub/deeper/u.yaml":  "---\n# a comment after it\n",
+		"sub/deeper/t.yaml":  "#\n",
+		"sub/deeper/s.yaml":  " \n",
+		"sub/deeper/q.yaml":  "---\n~\n",
+		"sub/deeper/p.yaml":  "null\n",
+		"sub/deeper/o.yaml":  "--- null\n",
+		"sub/deeper/n.yaml":  "--- ~\n---\n",
+		"sub/deeper/j.yaml":  "\n\n# c\n\n",
+		"sub/deeper/i.yaml":  "---\n---\n---\n",
+		"sub/deeper/h.yaml":  "# c\n---\n",
+		"sub/deeper/g.yaml":  "---\n\n",
+		"sub/deeper/f.yaml":  "\n#c\n---\n#d\n",
+		"sub/deeper/e.yaml":  "--- \n",
+		"sub/deeper/d.yaml":  "---\t\n",
+		"sub/deeper/c.yaml":  "--- #\n---\n",
+		"sub/deeper/b.yaml":  "\n\n\n",
+		"sub/deeper/a.yaml":  "# \n# \n",
+		"sub/deeper/aa.yaml": "\r\n",
+	}
+	dir := fntest.Tree(t, files)
+	pkg, items, err := ReadPackage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	describeAll := func(nodes []*yaml.RNode) []string {
+		var out []string
+		for _, it := range nodes {
+			a := it.GetAnnotations()
+			out = append(out, a[kioutil.PathAnnotation]+"#"+a[kioutil.IndexAnnotation]+" "+it.GetName())
+		}
+		sort.Strings(out)
+		return out
+	}
+	// kyaml's reader, as kpt configures it for a package (every .yaml and .yml file)
+	kyamlItems, err := (&kio.LocalPackageReader{PackagePath: dir, MatchFilesGlob: []string{"*.yaml", "*.yml"}, OmitReaderAnnotations: false}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kyamlKRM []*yaml.RNode
+	for _, it := range kyamlItems {
+		// kpt refuses what is not KRM, where krm-catalog skips the file: compare the rest
+		if it.GetKind() != "" {
+			kyamlKRM = append(kyamlKRM, it)
+		}
+	}
+	want := describeAll(kyamlKRM)
+	if diff := cmp.Diff(want, describeAll(items)); diff != "" {
+		t.Errorf("items against kyaml's LocalPackageReader (-kyaml +krm-catalog):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"between.yaml#0 first", "between.yaml#1 second", "sub/deeper/y.yaml#0 fourth", "sub/resource.yaml#0 third"}, want); diff != "" {
+		t.Errorf("kyaml's items (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"not-resource.yaml"}, pkg.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	// written back, the files of no document stay and none is deleted; the file of resources
+	// between empty documents is written without them, as kyaml's writer writes it
+	changes, err := pkg.Plan(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changed []string
+	for _, c := range changes {
+		changed = append(changed, fmt.Sprintf("%s delete=%t", c.Path, c.Delete))
+	}
+	if diff := cmp.Diff([]string{"between.yaml delete=false"}, changed); diff != "" {
+		t.Errorf("writing the package back (-want +got):\n%s", diff)
+	}
+	// a function may put a resource into an empty file; the others stay
+	gen, err := yaml.Parse(strings.ReplaceAll(cm, "%s", "generated"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{kioutil.PathAnnotation, kioutil.IndexAnnotation} {
+		v := map[string]string{kioutil.PathAnnotation: "comment.yaml", kioutil.IndexAnnotation: "0"}[k]
+		if err := gen.PipeE(yaml.SetAnnotation(k, v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pkg.Write(append(items, gen)); err != nil {
+		t.Fatal(err)
+	}
+	got := readTree(t, dir)
+	want2 := maps.Clone(files)
+	want2["comment.yaml"] = strings.ReplaceAll(cm, "%s", "generated")
+	want2["between.yaml"] = strings.ReplaceAll(cm, "%s", "first") + "---\n# gap\n" + strings.ReplaceAll(cm, "%s", "second")
+	if diff := cmp.Diff(want2, got); diff != "" {
+		t.Errorf("package after writing (-want +got):\n%s", diff)
 	}
 }

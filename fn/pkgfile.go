@@ -29,7 +29,7 @@ func (p *Package) ReadFile(rel string) ([]*yaml.RNode, error) {
 	if !ok {
 		return nil, fmt.Errorf("read package %s: %s holds no Kubernetes resource", p.Dir, rel)
 	}
-	p.files[rel] = &pkgFile{data: data, seqIndent: string(yaml.DeriveSeqIndentStyle(string(data)))}
+	p.files[rel] = &pkgFile{data: data, seqIndent: string(yaml.DeriveSeqIndentStyle(string(data))), empty: len(items) == 0}
 	return items, nil
 }
 

@@ -58,9 +58,10 @@ type ResourceList struct {
 	// the layout of its output (flow or block) is then the wire's, not the package's, and is
 	// restored from the input.
 	SentJSON bool
-	// Exited is set by a runtime that ran the function as a process (or a server) that succeeded:
-	// success is then decided by its exit status, as kpt decides it, and error results it reports
-	// are results, not a failure. In-process runtimes leave it unset; their error results fail.
+	// Exited is set by a runtime that ran the function as a process that exited 0: its exit status
+	// is then its verdict (Verdict), and error results it reports are results, not a failure. A
+	// call without an exit status (in-process, or a spec v2 server's answer) leaves it unset: its
+	// error results fail it.
 	Exited bool
 }
 

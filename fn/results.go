@@ -31,24 +31,25 @@ type Result struct {
 	Tags        map[string]string `yaml:"tags,omitempty" json:"tags,omitempty"`
 }
 
-// ResourceRef names the object a result is about.
+// ResourceRef names the object a result is about. Its YAML, as kpt's results (kyaml's
+// ResourceIdentifier), leaves out what is empty: a function's `resourceRef: {}` stays that.
 type ResourceRef struct {
-	APIVersion string `yaml:"apiVersion" json:"apiVersion"`
-	Kind       string `yaml:"kind" json:"kind"`
-	Name       string `yaml:"name" json:"name"`
+	APIVersion string `yaml:"apiVersion,omitempty" json:"apiVersion"`
+	Kind       string `yaml:"kind,omitempty" json:"kind"`
+	Name       string `yaml:"name,omitempty" json:"name"`
 	Namespace  string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
 }
 
 // Field names the field a result is about.
 type Field struct {
-	Path          string `yaml:"path" json:"path"`
+	Path          string `yaml:"path,omitempty" json:"path"`
 	CurrentValue  any    `yaml:"currentValue,omitempty" json:"currentValue,omitempty"`
 	ProposedValue any    `yaml:"proposedValue,omitempty" json:"proposedValue,omitempty"`
 }
 
 // File names the file of the object a result is about.
 type File struct {
-	Path  string `yaml:"path" json:"path"`
+	Path  string `yaml:"path,omitempty" json:"path"`
 	Index int    `yaml:"index,omitempty" json:"index,omitempty"`
 }
 

@@ -3,9 +3,12 @@ package fn
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // TestReportShown: what a command prints beside Reason leaves off the result that records a step's
@@ -124,4 +127,38 @@ func TestShowsStderr(t *testing.T) {
 	if diff := cmp.Diff([]StepLine{{Name: "f", ExitCode: 3}, {Name: "g"}}, StepLines([]FunctionResults{{Function: "f", ExitCode: 3, Stderr: "x"}, {Function: "g"}})); diff != "" {
 		t.Errorf("step lines (-want +got):\n%s", diff)
 	}
+}
+
+// A result's empty fields are left out of the results file, as kpt writes its results (kyaml's
+// ResourceIdentifier and framework.File, kpt's Field: every field omitempty): set-namespace's
+// "FunctionConfig is missing" result, as its own case (krm-functions-catalog tests/set-namespace/
+// no-fnconfig-resource) expects it.
+func TestWriteResultsLeavesOutEmptyFields(t *testing.T) {
+	t.Parallel()
+	rs, err := decodeResults(t, "results:\n- message: FunctionConfig is missing. Expect `ConfigMap.v1` or `SetNamespace.v1alpha1.fn.kpt.dev`\n  severity: error\n  resourceRef: {}\n  field: {}\n  file:\n    index: -1\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := WriteResults(t.TempDir(), []FunctionResults{{Function: "set-namespace", Results: rs}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "  - message: FunctionConfig is missing. Expect `ConfigMap.v1` or `SetNamespace.v1alpha1.fn.kpt.dev`\n" +
+		"    severity: error\n    resourceRef: {}\n    field: {}\n    file:\n      index: -1\n"
+	if !strings.Contains(string(data), want) {
+		t.Errorf("results file:\n%s\nwant it to hold kpt's\n%s", data, want)
+	}
+}
+
+func decodeResults(t *testing.T, doc string) ([]Result, error) {
+	t.Helper()
+	var v struct {
+		Results []Result `yaml:"results"`
+	}
+	err := yaml.Unmarshal([]byte(doc), &v)
+	return v.Results, err
 }

@@ -325,25 +325,7 @@ func images(t *testing.T, dir string) []string {
 
 func TestKptConformance(t *testing.T) {
 	root := filepath.Join(kptTestdata, "fn-render")
-	var names []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == ".expected" {
-			rel, _ := filepath.Rel(root, filepath.Dir(p))
-			names = append(names, filepath.ToSlash(rel))
-			return filepath.SkipDir
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		t.Fatal("no conformance cases")
-	}
+	names := caseNames(t, root)
 	diffs := map[string]difference{}
 	data, err := os.ReadFile(filepath.Join(kptTestdata, "differences.yaml"))
 	if err != nil {
@@ -366,6 +348,43 @@ func TestKptConformance(t *testing.T) {
 			runCase(t, root, name)
 		})
 	}
+}
+
+// TestKptMainCases runs cases written here in kpt's layout and recorded with kpt main itself
+// (testdata/kpt-main/README.md): what kpt's own cases do not hold, each as kpt main renders it.
+func TestKptMainCases(t *testing.T) {
+	root := filepath.Join(kptTestdata, "kpt-main")
+	for _, name := range caseNames(t, root) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runCase(t, root, name)
+		})
+	}
+}
+
+// caseNames lists the cases under root: the directories holding an .expected directory.
+func caseNames(t *testing.T, root string) []string {
+	t.Helper()
+	var names []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".expected" {
+			rel, _ := filepath.Rel(root, filepath.Dir(p))
+			names = append(names, filepath.ToSlash(rel))
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		t.Fatalf("no cases under %s", root)
+	}
+	return names
 }
 
 func runCase(t *testing.T, root, name string) {

@@ -288,9 +288,14 @@ func (s *Server) run(ctx context.Context, req *evaluatorpb.EvaluateFunctionReque
 		results, log = runs[0].Results, []byte(runs[0].Stderr)
 	}
 	if runErr != nil {
-		// as Porch's runners do, a failed function fails the call; the list, with the function's
-		// results, and its standard error travel in the status details for a client that wants them
-		st := status.New(callCode(ctx, codes.Internal, runErr), fmt.Sprintf("function %s: %v", logImage(req.GetImage()), runErr))
+		// as Porch's runners do, a failed function fails the call with a message that says why in
+		// full (Porch shows its users nothing else); the list, with the function's results, and its
+		// standard error travel in the status details too, for a client that wants them
+		var run fn.FunctionResults
+		if len(runs) > 0 {
+			run = runs[0]
+		}
+		st := status.New(callCode(ctx, codes.Internal, runErr), failureMessage(logImage(req.GetImage()), run, runErr))
 		out := &fn.ResourceList{APIVersion: rl.APIVersion, Items: rl.Items, FunctionConfig: rl.FunctionConfig, Results: results}
 		if data, err := out.Encode(format); err == nil {
 			if withDetails, err := st.WithDetails(&evaluatorpb.EvaluateFunctionResponse{ResourceList: data, Log: log}); err == nil {
@@ -311,33 +316,40 @@ func (s *Server) run(ctx context.Context, req *evaluatorpb.EvaluateFunctionReque
 }
 
 // encodedFunction is a runtime that can be handed a list as it came and answer with what the
-// function wrote, unread: the exec and container runtimes, and spec v2 servers.
+// function wrote, unread: the exec and container runtimes, and spec v2 servers. exited is whether
+// the answer comes with an exit status of 0 (a process), which is then its verdict.
 type encodedFunction interface {
-	RunEncoded(ctx context.Context, input []byte, format fn.Format, maxOutput int) ([]byte, string, error)
+	RunEncoded(ctx context.Context, input []byte, format fn.Format, maxOutput int) (out []byte, stderr string, exited bool, err error)
 }
 
 // passThrough runs f over the request's list as it came and answers what the function wrote, as
 // Porch's own runner does: what Porch renders from it is then what it renders from its runner,
 // byte for byte, the function's own formatting included (krm-catalog's reading and writing of lists
-// would restore the styles of the input, which kpt's render, in Porch, does not). The results of a
-// function that failed are read from what it wrote, for the failure's status.
+// would restore the styles of the input, which kpt's render, in Porch, does not). The output is
+// still read, for the verdict every mode shares (fn.Verdict: a server's error results fail the
+// call, output that is no ResourceList fails it) and for the results of a failure.
 func (s *Server) passThrough(ctx context.Context, f encodedFunction, name string, input []byte, format fn.Format) ([]byte, []fn.FunctionResults, error) {
-	out, stderr, err := f.RunEncoded(ctx, input, format, s.o.MaxMessageSize)
-	fr := fn.FunctionResults{Function: name, Stderr: stderr}
-	if err == nil {
-		return out, []fn.FunctionResults{fr}, nil
-	}
-	fr.ExitCode = 1
-	var fe *fn.FunctionError
-	if errors.As(err, &fe) && fe.ExitCode > 0 {
-		fr.ExitCode = fe.ExitCode
-	}
-	if len(out) > 0 {
-		if list, _, derr := decodeList(out); derr == nil {
-			fr.Results = list.Results
+	out, stderr, exited, err := f.RunEncoded(ctx, input, format, s.o.MaxMessageSize)
+	var list *fn.ResourceList
+	if len(out) > 0 || err == nil {
+		l, _, derr := decodeList(out)
+		switch {
+		case derr == nil:
+			l.Exited, l.Stderr = exited, stderr
+			list = l
+		case err == nil:
+			err = &fn.FunctionError{Stderr: stderr, Err: fmt.Errorf("its output: %w", derr)}
 		}
 	}
-	return nil, []fn.FunctionResults{fr}, fmt.Errorf("%s: %w", name, err)
+	code, failed := fn.Verdict(list, err)
+	fr := fn.FunctionResults{Function: name, Stderr: stderr, ExitCode: code}
+	if list != nil {
+		fr.Results = list.Results
+	}
+	if failed != nil {
+		return nil, []fn.FunctionResults{fr}, fmt.Errorf("%s: %w", name, failed)
+	}
+	return out, []fn.FunctionResults{fr}, nil
 }
 
 // resolve finds the function a trusted catalog lists for an image. Resolutions are remembered by

@@ -189,7 +189,7 @@ functionConfig:
 		{
 			name: "failing function: Internal, the list and its results in the details", f: failing,
 			req:  &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(yamlList)},
-			code: codes.Internal, msg: "exit status 3",
+			code: codes.Internal, msg: "failed to evaluate function \"" + image + "\" (exit code 3) with structured results (1 error result):\n[error]: no namespace given\nand stderr:\nbad config",
 			wantList: `apiVersion: config.kubernetes.io/v1
 kind: ResourceList
 items:
@@ -476,4 +476,90 @@ func counter(t *testing.T, reg *prometheus.Registry, name string, labels ...stri
 		}
 	}
 	return 0
+}
+
+// A failed call's status message is what Porch shows its user, and all it shows: it says why in
+// full, as Porch's own runners do (every error result, with its resource, file and field, and the
+// end of the function's standard error), bounded in size; the metrics count the call as failed.
+func TestFailureMessage(t *testing.T) {
+	t.Parallel()
+	result := func(i int) fn.Result {
+		return fn.Result{
+			Severity:    fn.SeverityError,
+			Message:     fmt.Sprintf("container %q has no cpu limit", fmt.Sprint("c", i)),
+			ResourceRef: &fn.ResourceRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Namespace: "shop"},
+			Field:       &fn.Field{Path: fmt.Sprintf("spec.template.spec.containers[%d].resources.limits.cpu", i)},
+			File:        &fn.File{Path: "deployment.yaml"},
+		}
+	}
+	validator := func(n int, stderr string) fn.Function {
+		return runFunc(func(_ context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+			out := &fn.ResourceList{Items: in.Items, Stderr: stderr, Results: []fn.Result{{Message: "checked 1 Deployment", Severity: fn.SeverityInfo}}}
+			for i := range n {
+				out.Results = append(out.Results, result(i))
+			}
+			return out, nil // no exit status, as a spec v2 server answers: its error results fail it
+		})
+	}
+	crash := runFunc(func(context.Context, *fn.ResourceList) (*fn.ResourceList, error) {
+		return nil, &fn.FunctionError{ExitCode: 2, Stderr: "panic: nil map\n\ngoroutine 1 [running]:\nmain.main()\n", Err: errors.New("exit status 2")}
+	})
+	tests := []struct {
+		name     string
+		f        fn.Function
+		want     string // the whole message, when set
+		contains []string
+		maxLen   int
+	}{
+		{
+			name: "two error results from a server", f: validator(2, "serving KRM function (spec v2) on 127.0.0.1:4000\n"),
+			want: "failed to evaluate function \"" + image + "\" (exit code 1) with structured results (2 error results):\n" +
+				"[error] Deployment/web (namespace shop) in deployment.yaml at spec.template.spec.containers[0].resources.limits.cpu: container \"c0\" has no cpu limit\n" +
+				"[error] Deployment/web (namespace shop) in deployment.yaml at spec.template.spec.containers[1].resources.limits.cpu: container \"c1\" has no cpu limit\n" +
+				"and stderr:\nserving KRM function (spec v2) on 127.0.0.1:4000",
+		},
+		{
+			name: "a crash: what ended it, and its standard error", f: crash,
+			want: "failed to evaluate function \"" + image + "\" (exit code 2): test: exit status 2\nand stderr:\npanic: nil map\n\ngoroutine 1 [running]:\nmain.main()",
+		},
+		{
+			name: "thousands of results and a long standard error: bounded, saying what was cut", f: validator(5000, strings.Repeat("x", 100)+"\n"+strings.Repeat("log line\n", 5000)+"the last line\n"),
+			contains: []string{"(5000 error results):\n[error] Deployment/web", "more error results (the status details hold them all)", "and stderr:\n(the last ", "log line\nthe last line"},
+			maxLen:   20 << 10,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			reg := prometheus.NewRegistry()
+			client := start(t, evaluator.Options{Resolver: catalogs{}, Runner: &funcRunner{f: tc.f}, Metrics: evaluator.NewMetrics(reg)})
+			for call := range 2 { // the first call and a warm one say the same
+				_, err := client.EvaluateFunction(context.Background(), &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(yamlList)})
+				st := status.Convert(err)
+				if st.Code() != codes.Internal {
+					t.Fatalf("call %d: %v, want Internal", call, err)
+				}
+				msg := st.Message()
+				if tc.want != "" {
+					if diff := cmp.Diff(tc.want, msg); diff != "" {
+						t.Errorf("call %d: message (-want +got):\n%s", call, diff)
+					}
+				}
+				for _, c := range tc.contains {
+					if !strings.Contains(msg, c) {
+						t.Errorf("call %d: message lacks %q:\n%.2000s", call, c, msg)
+					}
+				}
+				if tc.maxLen > 0 && len(msg) > tc.maxLen {
+					t.Errorf("call %d: message of %d bytes, want at most %d", call, len(msg), tc.maxLen)
+				}
+			}
+			if got := counter(t, reg, "krm_catalog_evaluator_calls_total", "SetNamespace", "Internal"); got != 2 {
+				t.Errorf("calls counted as Internal: %v, want 2", got)
+			}
+			if got := counter(t, reg, "krm_catalog_evaluator_calls_total", "SetNamespace", "OK"); got != 0 {
+				t.Errorf("calls counted as OK: %v, want 0", got)
+			}
+		})
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -110,6 +109,7 @@ func (r *Result) StatusItems(renderErr error) ([]*yaml.RNode, error) {
 type node struct {
 	rel        string // slash path from the root, "" for the root
 	dir        string
+	abs        string // dir made absolute: the package path its items carry during the render
 	kf         *Kptfile
 	children   []*node
 	mutators   []fn.Step
@@ -208,12 +208,26 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 	if isTrue(root.kf.Annotations[BFSRenderAnnotation]) {
 		render = hydrateBFS
 	}
-	out, err := render(ctx, root, items, res)
+	t, err := newTree(all)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.toPackages(items); err != nil {
+		return nil, err
+	}
+	out, err := render(ctx, t, root, items, res)
 	if err != nil {
 		if res.save && out != nil {
+			if rerr := t.toRoot(out); rerr != nil {
+				return res, err
+			}
 			res.Items, res.Saved = out, true
 			attribute(out, o.Getenv)
 		}
+		return res, err
+	}
+	if err := t.toRoot(out); err != nil {
+		res.Status.RejectLast(err)
 		return res, err
 	}
 	attribute(out, o.Getenv)
@@ -579,22 +593,19 @@ func isStarlarkImage(image string) bool {
 	return err == nil && path.Base(ref.Name) == "starlark"
 }
 
-// hydrate renders one package: its subpackages first, then its own pipeline over its resources and
-// theirs. Items come and go with paths relative to the root.
-func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
-	pkgs := map[string]bool{}
-	for _, c := range n.children {
-		pkgs[c.rel] = true
-	}
-	pkgs[n.rel] = true
+// hydrate renders one package as kpt's render_executor.go does: its subpackages first, then its
+// own pipeline over its resources and everything its subpackages produced. Items keep kpt's form
+// throughout (PkgPathAnnotation): a parent's pipeline sees a subpackage's resources with paths
+// relative to the subpackage.
+func hydrate(ctx context.Context, t *tree, n *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
 	own := map[string][]*yaml.RNode{}
 	for _, it := range items {
-		owner := ownerOf(pkgs, path.Dir(itemPath(it)))
-		own[owner] = append(own[owner], it)
+		rel := n.childOf(t.pkgRel(it))
+		own[rel] = append(own[rel], it)
 	}
 	input := own[n.rel]
 	for i, c := range n.children {
-		out, err := hydrate(ctx, c, own[c.rel], res)
+		out, err := hydrate(ctx, t, c, own[c.rel], res)
 		if err != nil {
 			if !res.save {
 				return nil, err
@@ -611,32 +622,43 @@ func hydrate(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]
 	if len(n.mutators) == 0 && len(n.validators) == 0 {
 		return input, nil
 	}
-	if err := relocate(input, n.rel, ""); err != nil {
-		return nil, err
-	}
-	out, err := runPipeline(ctx, n, input, res)
+	out, err := runPipeline(ctx, t, n, input, res)
 	if err != nil {
 		if !res.save {
 			return nil, err
 		}
 		// kpt.dev/save-on-render-failure: the resources as the steps before the failure left them
-		if rerr := relocate(out, "", n.rel); rerr != nil {
-			return nil, err
-		}
 		return out, err
 	}
-	if err := relocate(out, "", n.rel); err != nil {
-		err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
-		res.Status.RejectLast(err)
-		return nil, err
-	}
 	return out, nil
+}
+
+// childOf is the package among n and its direct subpackages that the package rel (a slash path
+// from the root) belongs to: the subpackage it is, or is below, else n.
+func (n *node) childOf(rel string) string {
+	for _, c := range n.children {
+		if rel == c.rel || strings.HasPrefix(rel, c.rel+"/") {
+			return c.rel
+		}
+	}
+	return n.rel
+}
+
+// holds reports whether an item is the resource of file p (clean, relative to the package) of n
+// itself, as kpt matches a step's configPath: package path and path.
+func (n *node) holds(it *yaml.RNode, p string) bool {
+	return itemPath(it) == p && it.GetAnnotations()[PkgPathAnnotation] == n.abs
+}
+
+// within reports whether the package rel is n or below it.
+func (n *node) within(rel string) bool {
+	return n.rel == "" || rel == n.rel || strings.HasPrefix(rel, n.rel+"/")
 }
 
 // hydrateBFS renders the packages top-down (the root first, then its subpackages level by level,
 // in directory order), each pipeline over the resources of the package and of every package
 // below it, as they are at that point.
-func hydrateBFS(ctx context.Context, root *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
+func hydrateBFS(ctx context.Context, t *tree, root *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
 	state := items
 	queue := []*node{root}
 	for len(queue) > 0 {
@@ -647,74 +669,154 @@ func hydrateBFS(ctx context.Context, root *node, items []*yaml.RNode, res *Resul
 		}
 		var in, rest []*yaml.RNode
 		for _, it := range state {
-			if p := path.Clean(itemPath(it)); n.rel == "" || strings.HasPrefix(p, n.rel+"/") {
+			if n.within(t.pkgRel(it)) {
 				in = append(in, it)
 			} else {
 				rest = append(rest, it)
 			}
 		}
-		if err := relocate(in, n.rel, ""); err != nil {
-			return nil, err
-		}
-		out, err := runPipeline(ctx, n, in, res)
+		out, err := runPipeline(ctx, t, n, in, res)
 		if err != nil {
 			if !res.save {
 				return nil, err
 			}
-			if rerr := relocate(out, "", n.rel); rerr != nil {
-				return nil, err
-			}
 			return append(rest, out...), err
-		}
-		if err := relocate(out, "", n.rel); err != nil {
-			err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
-			res.Status.RejectLast(err)
-			return nil, err
 		}
 		state = append(rest, out...)
 	}
 	return state, nil
 }
 
-// relocate rewrites path annotations from under one package directory to under another (either may
-// be the root, ""). An item without a path leaving a subpackage is given the file kpt gives it
-// there; a path that leads out of the package is an error.
-func relocate(items []*yaml.RNode, from, to string) error {
-	next := map[string]int{}
+// PkgPathAnnotation names, on each resource during a render, the directory of the package it
+// belongs to (kpt's internal.config.kubernetes.io/package-path, an absolute path); its path and
+// index annotations are relative to that package. Functions see it, as kpt sends it, and a resource
+// a function creates belongs to the package whose pipeline ran the function. It is never written.
+const PkgPathAnnotation = "internal.config.kubernetes.io/package-path"
+
+// tree maps the packages' absolute directories, which the items carry, back to the packages.
+type tree struct {
+	root  string           // the root package's absolute directory
+	byAbs map[string]*node // every package by its absolute directory
+	byRel map[string]*node // and by its slash path from the root
+}
+
+func newTree(all []*node) (*tree, error) {
+	t := &tree{byAbs: map[string]*node{}, byRel: map[string]*node{}}
+	for _, n := range all {
+		abs, err := filepath.Abs(n.dir)
+		if err != nil {
+			return nil, err
+		}
+		n.abs = abs
+		t.byAbs[abs], t.byRel[n.rel] = n, n
+		if n.rel == "" {
+			t.root = abs
+		}
+	}
+	return t, nil
+}
+
+// pkgRel is the package an item belongs to, as a slash path from the root ("" for the root): the
+// package its PkgPathAnnotation names. settle has checked every package path a step returned.
+func (t *tree) pkgRel(it *yaml.RNode) string {
+	rel, err := t.relOf(it.GetAnnotations()[PkgPathAnnotation])
+	if err != nil {
+		return ""
+	}
+	return rel
+}
+
+// toPackages puts the items read from the package (paths relative to the root) into kpt's form,
+// as kpt's pkg.LocalResources reads each package: the path relative to the package that holds
+// the file (the deepest one at or above its directory), and that package's PkgPathAnnotation.
+func (t *tree) toPackages(items []*yaml.RNode) error {
 	for _, it := range items {
 		p := itemPath(it)
+		owner := t.byRel[ownerOf(t.byRel, path.Dir(path.Clean(p)))]
+		if owner.rel != "" {
+			if err := setItemPath(it, strings.TrimPrefix(path.Clean(p), owner.rel+"/")); err != nil {
+				return err
+			}
+		}
+		if err := it.PipeE(yaml.SetAnnotation(PkgPathAnnotation, owner.abs)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relOf is a package path as a slash path from the root. Like kpt's pathRelToRoot, it must be the
+// root or a directory below it.
+func (t *tree) relOf(abs string) (string, error) {
+	if abs == "" {
+		return "", nil
+	}
+	if n, ok := t.byAbs[abs]; ok {
+		return n.rel, nil
+	}
+	rel, err := filepath.Rel(t.root, abs)
+	if err != nil || !filepath.IsAbs(abs) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%w: package path %q is not the root package %s or a directory below it", fn.ErrInvalidPackage, abs, t.root)
+	}
+	if rel = filepath.ToSlash(rel); rel == "." {
+		rel = ""
+	}
+	return rel, nil
+}
+
+// settle gives the items a step returned what kpt's function runner gives them (pkg/fn/runtime
+// runner.go): the package path of the package whose pipeline ran the step, on an item that has
+// none (one the function created), and it refuses a path that leads out of the item's package
+// (enforcePathInvariants; one path and index twice is refused when the package is written).
+func (t *tree) settle(items []*yaml.RNode, n *node) error {
+	for _, it := range items {
+		abs := it.GetAnnotations()[PkgPathAnnotation]
+		if abs == "" {
+			if err := it.PipeE(yaml.SetAnnotation(PkgPathAnnotation, n.abs)); err != nil {
+				return err
+			}
+		} else if _, err := t.relOf(abs); err != nil {
+			return fmt.Errorf("%s: %w", describe(it), err)
+		}
+		p := itemPath(it)
+		if clean := path.Clean(p); clean == ".." || strings.HasPrefix(clean, "../") {
+			return fmt.Errorf("%w: %s has path %q, outside the package", fn.ErrInvalidPackage, describe(it), p)
+		}
+	}
+	return nil
+}
+
+// toRoot makes the items' paths relative to the root package again and drops their package path, as
+// kpt's adjustRelPath does once every pipeline has run: the path joined to the package's path from
+// the root. An item without a path (a function made it where the items had none) gets, in a
+// subpackage, the file kpt's function runner gives it there.
+func (t *tree) toRoot(items []*yaml.RNode) error {
+	for _, it := range items {
+		anns := it.GetAnnotations()
+		abs := anns[PkgPathAnnotation]
+		rel := ""
+		if abs != "" {
+			var err error
+			if rel, err = t.relOf(abs); err != nil {
+				return fmt.Errorf("%s: %w", describe(it), err)
+			}
+		}
+		if err := it.PipeE(yaml.ClearAnnotation(PkgPathAnnotation)); err != nil {
+			return err
+		}
+		p := itemPath(it)
 		if p == "" {
-			if to == "" {
+			if rel == "" {
 				continue
 			}
 			p = fn.DefaultPath(it)
-			idx := next[p]
-			next[p]++
-			if err := it.PipeE(yaml.SetAnnotation(kioutil.IndexAnnotation, strconv.Itoa(idx))); err != nil {
-				return err
-			}
-			if err := it.PipeE(yaml.SetAnnotation(kioutil.LegacyIndexAnnotation, strconv.Itoa(idx))); err != nil {
-				return err
-			}
 		}
-		clean := path.Clean(p)
-		if from != "" {
-			rel, ok := strings.CutPrefix(clean, from+"/")
-			if !ok {
-				return fmt.Errorf("%w: %s has path %q, outside the package %s", fn.ErrInvalidPackage, describe(it), p, from)
-			}
-			clean = rel
+		dir := rel
+		if dir == "" {
+			dir = "."
 		}
-		if to != "" {
-			// a leading / is relative to the package, as kpt's writer joins it to the package path
-			clean = strings.TrimPrefix(clean, "/")
-			if clean == ".." || strings.HasPrefix(clean, "../") {
-				return fmt.Errorf("%w: %s has path %q, outside the package", fn.ErrInvalidPackage, describe(it), p)
-			}
-			clean = to + "/" + clean
-		}
-		if clean != p {
-			if err := setItemPath(it, clean); err != nil {
+		if joined := path.Join(dir, path.Clean(p)); joined != p {
+			if err := setItemPath(it, joined); err != nil {
 				return err
 			}
 		}
@@ -727,11 +829,11 @@ func describe(n *yaml.RNode) string { return n.GetKind() + "/" + n.GetName() }
 // runPipeline runs a package's mutators, then its validators, over items (paths relative to the
 // package). The Kptfile and local-config resources are part of the input, as kpt gives them
 // (a step's selectors and exclude decide what it sees).
-func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
+func runPipeline(ctx context.Context, t *tree, n *node, items []*yaml.RNode, res *Result) ([]*yaml.RNode, error) {
 	input := items
 	for i, s := range n.mutators {
 		f := n.kf.Pipeline.Mutators[i]
-		if err := refreshConfig(&s, f, input); err != nil {
+		if err := refreshConfig(&s, f, n, input); err != nil {
 			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 		seen, rest := f.partition(input)
@@ -750,11 +852,16 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 			// what the steps before left, for kpt.dev/save-on-render-failure
 			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
+		if err := t.settle(out, n); err != nil {
+			err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
+			res.Status.RejectLast(err)
+			return input, err
+		}
 		input = append(out, rest...)
 	}
 	for i, s := range n.validators {
 		f := n.kf.Pipeline.Validators[i]
-		if err := refreshConfig(&s, f, input); err != nil {
+		if err := refreshConfig(&s, f, n, input); err != nil {
 			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
 		}
 		seen, _ := f.partition(input)
@@ -773,29 +880,36 @@ func runPipeline(ctx context.Context, n *node, items []*yaml.RNode, res *Result)
 		}
 		copies := make([]*yaml.RNode, 0, len(seen))
 		for _, it := range seen {
-			if own == "" || itemPath(it) != own {
+			if own == "" || !n.holds(it, own) {
 				copies = append(copies, it.Copy())
 			}
 		}
-		_, runs, err := fn.Run(ctx, []fn.Step{s}, copies)
+		out, runs, err := fn.Run(ctx, []fn.Step{s}, copies)
 		res.Runs = append(res.Runs, runs...)
 		res.Status.ValidationSteps = append(res.Status.ValidationSteps, ranStatus(f, runs, err))
 		if err != nil {
 			return input, fmt.Errorf("%s: %w", n.kptfilePath(), err)
+		}
+		// kpt checks a validator's output as any function's, then discards it
+		if err := t.settle(out, n); err != nil {
+			err = fmt.Errorf("%s: %w", n.kptfilePath(), err)
+			res.Status.RejectLast(err)
+			return input, err
 		}
 	}
 	return input, nil
 }
 
 // refreshConfig gives a step its configPath's resource as the steps before it left it (as kpt
-// does: a function may update the config of a later one).
-func refreshConfig(s *fn.Step, f Function, items []*yaml.RNode) error {
+// does: a function may update the config of a later one): the resource of that path in the step's
+// own package.
+func refreshConfig(s *fn.Step, f Function, n *node, items []*yaml.RNode) error {
 	if f.ConfigPath == "" {
 		return nil
 	}
 	want := path.Clean(f.ConfigPath)
 	for _, it := range items {
-		if itemPath(it) != want {
+		if !n.holds(it, want) {
 			continue
 		}
 		cfg, err := fn.StripInternal([]*yaml.RNode{it})

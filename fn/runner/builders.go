@@ -155,9 +155,11 @@ func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) 
 	return r.starlark(filepath.Base(src), string(data)), nil
 }
 
-// starlark is a starlark function, in the sandbox process when the runner has one.
+// starlark is a starlark function, in the sandbox process when the runner has one. Its http.star
+// and xlsx.star reach the network when the user allowed it (--allow-network), as kpt's starlark
+// function reaches it with --network; a starlark runtime declares no need of its own.
 func (r *Runner) starlark(name, script string) fn.Function {
-	return &starlark.Function{Name: name, Script: script, Timeout: r.o.Timeout, Stderr: r.callStderr(), Sandbox: r.o.StarlarkSandbox}
+	return &starlark.Function{Name: name, Script: script, Timeout: r.o.Timeout, Stderr: r.callStderr(), Sandbox: r.o.StarlarkSandbox, Network: r.o.AllowNetwork}
 }
 
 // explicit builds the function for a runtime the config names itself. The user wrote it, so images

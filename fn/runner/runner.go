@@ -41,7 +41,8 @@ type Options struct {
 	Resolver *resolver.Resolver
 	// AllowExec permits explicit exec paths on function configs (--allow-exec).
 	AllowExec bool
-	// AllowNetwork grants network to container functions whose definition requires it.
+	// AllowNetwork grants network to container functions whose definition requires it, and to
+	// starlark scripts' http.star and xlsx.star.
 	AllowNetwork bool
 	// Mounts are granted to container functions whose definition requires a storage mount.
 	Mounts []string

@@ -38,17 +38,20 @@ func (c Check) done() Check {
 func (g *Gate) checkContainer(ctx context.Context, c *Check, ct catalog.ContainerRuntime, at string) {
 	img, err := catalog.ParseImage(ct.Image)
 	if err != nil {
-		return // validation reported it
+		c.Skipped = SkippedUnpinned // validation reported it
+		return
 	}
 	pinned := img.Digest
 	if pinned == "" && ct.SHA256 != "" {
 		pinned = "sha256:" + ct.SHA256
 	}
 	if pinned == "" {
-		return // validation reported the missing pin
+		c.Skipped = SkippedUnpinned // validation reported the missing pin
+		return
 	}
 	if !hasRegistryHost(img.Name) {
 		c.add(catalog.SeverityWarning, c.Pointer, "image %q names no registry host, so it cannot be checked", ct.Image)
+		c.Skipped = SkippedNoRegistry
 		return
 	}
 	ref := img.Name + "@" + pinned

@@ -35,8 +35,12 @@ type Options struct {
 	RequireSignatures bool
 	// Offline skips every registry check; only the documents are validated.
 	Offline bool
-	// HTTPClient fetches https:// inputs (and http:// ones on this machine); nil means a client with a one-minute timeout.
+	// HTTPClient fetches https:// inputs (and http:// ones on this machine), and the exec binaries
+	// and starlark scripts documents name by https URL; nil means a client with a one-minute
+	// timeout (a download of an artifact is bounded by five minutes instead).
 	HTTPClient *http.Client
+	// MaxSize bounds one download of an https artifact; 0 means oci.DefaultPullMaxBytes.
+	MaxSize int64
 }
 
 // Gate runs the checks. It is not safe for concurrent use.
@@ -47,6 +51,7 @@ type Gate struct {
 	// resolved remembers artifacts already checked: catalogs often name one artifact many times.
 	resolved map[string]resolution
 	signed   map[string]error
+	fetched  map[string]fetched // https artifacts by URL
 }
 
 type resolution struct {
@@ -72,7 +77,10 @@ func New(client *oci.Client, opts Options) (*Gate, error) {
 	}
 	hc.CheckRedirect = loopback.CheckRedirect(hc.CheckRedirect)
 	opts.HTTPClient = &hc
-	return &Gate{client: client, validator: v, opts: opts, resolved: map[string]resolution{}, signed: map[string]error{}}, nil
+	if opts.MaxSize <= 0 {
+		opts.MaxSize = oci.DefaultPullMaxBytes
+	}
+	return &Gate{client: client, validator: v, opts: opts, resolved: map[string]resolution{}, signed: map[string]error{}, fetched: map[string]fetched{}}, nil
 }
 
 // Check is one OCI artifact the gate looked at.
@@ -88,7 +96,9 @@ type Check struct {
 	// Digest is the manifest (or index) digest the reference resolved to.
 	Digest string `json:"digest,omitempty"`
 	// Signed names the key whose signature verified.
-	Signed   string           `json:"signedBy,omitempty"`
+	Signed string `json:"signedBy,omitempty"`
+	// Skipped says why the artifact was not checked (SkippedOffline, ...); empty when it was.
+	Skipped  string           `json:"skipped,omitempty"`
 	OK       bool             `json:"ok"`
 	Findings catalog.Findings `json:"findings,omitempty"`
 
@@ -172,9 +182,6 @@ func (g *Gate) Run(ctx context.Context, args []string, stdin io.Reader) (Report,
 		}
 		docs, findings := g.validator.Validate(in.Name, in.Data, catalog.Options{IgnoreUnknownKinds: in.FromDirectory})
 		rep.Validation = append(rep.Validation, g.adjustPinning(docs, findings)...)
-		if g.opts.Offline {
-			continue
-		}
 		for _, d := range docs {
 			rep.Checks = append(rep.Checks, g.checkDocument(ctx, d)...)
 		}
@@ -250,39 +257,50 @@ func (g *Gate) checkDocument(ctx context.Context, d *catalog.Document) []Check {
 				line, col := d.Position(pointer)
 				return Check{File: d.File, Document: d.Index, Pointer: pointer, Line: line, Column: col, What: what, Reference: ref, position: d.Position}
 			}
-			if ct := v.Runtime.Container; ct != nil && ct.Image != "" {
-				c := newCheck(at+"/container/image", "container image", ct.Image)
-				g.checkContainer(ctx, &c, *ct, at+"/container")
+			// check runs one check, or, offline, records it as skipped
+			check := func(c Check, run func(c *Check)) {
+				if g.opts.Offline {
+					c.Skipped = SkippedOffline
+				} else {
+					run(&c)
+				}
 				checks = append(checks, c.done())
+			}
+			if ct := v.Runtime.Container; ct != nil && ct.Image != "" {
+				check(newCheck(at+"/container/image", "container image", ct.Image), func(c *Check) { g.checkContainer(ctx, c, *ct, at+"/container") })
 			}
 			if ex := v.Runtime.Exec; ex != nil {
 				for pi, p := range ex.Platforms {
+					pat := fmt.Sprintf("%s/exec/platforms/%d", at, pi)
+					what := "exec " + p.OS + "/" + p.Arch
 					uri, ok := strings.CutPrefix(p.URI, "oci://")
 					if !ok {
-						continue // https downloads are not OCI artifacts; the runner checks their sha256
+						check(newCheck(pat+"/uri", what, p.URI), func(c *Check) { g.checkHTTPS(ctx, c, p.URI, p.SHA256, pat+"/sha256", oci.KindExec) })
+						continue
 					}
-					pat := fmt.Sprintf("%s/exec/platforms/%d", at, pi)
-					c := newCheck(pat+"/uri", "exec "+p.OS+"/"+p.Arch, uri)
-					g.checkRuntimeArtifact(ctx, &c, uri, &ocispec.Platform{OS: p.OS, Architecture: p.Arch}, oci.KindExec, p.SHA256, pat+"/sha256")
-					checks = append(checks, c.done())
+					check(newCheck(pat+"/uri", what, uri), func(c *Check) {
+						g.checkRuntimeArtifact(ctx, c, uri, &ocispec.Platform{OS: p.OS, Architecture: p.Arch}, oci.KindExec, p.SHA256, pat+"/sha256")
+					})
 				}
 			}
 			if st := v.Runtime.Starlark; st != nil {
 				ref, pointer := st.Ref, at+"/starlark/ref"
 				if ref == "" {
-					uri, ok := strings.CutPrefix(st.URI, "oci://")
-					if !ok {
-						continue // https scripts are not OCI artifacts
-					}
-					ref, pointer = uri, at+"/starlark"
+					pointer = at + "/starlark"
 					if _, isObj := schemas.Lookup(d.Value, pointer).(map[string]any); isObj {
 						pointer += "/uri"
 					}
+					uri, ok := strings.CutPrefix(st.URI, "oci://")
+					if !ok {
+						check(newCheck(pointer, "starlark", st.URI), func(c *Check) { g.checkHTTPS(ctx, c, st.URI, st.SHA256, at+"/starlark/sha256", oci.KindStarlark) })
+						continue
+					}
+					ref = uri
 				}
 				ref = strings.TrimPrefix(ref, "oci://")
-				c := newCheck(pointer, "starlark", ref)
-				g.checkRuntimeArtifact(ctx, &c, ref, nil, oci.KindStarlark, st.SHA256, at+"/starlark/sha256")
-				checks = append(checks, c.done())
+				check(newCheck(pointer, "starlark", ref), func(c *Check) {
+					g.checkRuntimeArtifact(ctx, c, ref, nil, oci.KindStarlark, st.SHA256, at+"/starlark/sha256")
+				})
 			}
 		}
 	}

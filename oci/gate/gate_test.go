@@ -11,9 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/opencontainers/go-digest"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
@@ -410,8 +413,156 @@ func TestGateOffline(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, registrytest.Distribution(t))
 	rep := f.run(t, gate.Options{RequirePinned: true, Offline: true}, f.catalog(t, map[string]string{"{{LINUX_SHA}}": strings.Repeat("b", 64)}))
-	if len(rep.Checks) != 0 || rep.Findings().HasErrors() {
-		t.Errorf("offline run checked %d artifacts, findings %v", len(rep.Checks), rep.Findings())
+	s := rep.Summarize()
+	if s.Artifacts != 0 || rep.Findings().HasErrors() {
+		t.Errorf("offline run checked %d artifacts, findings %v", s.Artifacts, rep.Findings())
+	}
+	// what was not checked is counted, and why, rather than passed over in silence
+	if diff := cmp.Diff(map[string]int{gate.SkippedOffline: 5}, s.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if got := s.String(); !strings.HasSuffix(got, "; 0 artifacts checked, 0 failed; 5 not checked (5 offline)") {
+		t.Errorf("summary %q", got)
+	}
+}
+
+// Exec binaries and starlark scripts named by https URL cannot carry a signature: with signatures
+// required they fail, naming how to publish them so that they can be; otherwise they are
+// downloaded and their sha256 checked, within MaxSize; offline they are skipped, and counted so.
+func TestGateHTTPSArtifacts(t *testing.T) {
+	t.Parallel()
+	bin, script := []byte("an exec binary"), []byte("def run(r, fc):\n  pass\n")
+	big := bytes.Repeat([]byte("x"), 4096)
+	var hits sync.Map
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := hits.LoadOrStore(r.URL.Path, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+		switch r.URL.Path {
+		case "/bin":
+			w.Write(bin)
+		case "/script.star":
+			w.Write(script)
+		case "/big":
+			w.Header().Set("Content-Length", fmt.Sprint(len(big)))
+			w.Write(big)
+		case "/big-chunked": // no Content-Length: the limit holds while it streams
+			w.(http.Flusher).Flush()
+			w.Write(big)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	doc := func(binPath, binSHA string) string {
+		return fmt.Sprintf(`apiVersion: config.kubernetes.io/v1alpha1
+kind: KRMFunctionCatalog
+metadata:
+  name: https-test
+spec:
+  krmFunctions:
+    - group: fn.example.com
+      names:
+        kind: EnsureName
+      description: Ensures names.
+      publisher: example.com
+      versions:
+        - name: v1
+          runtime:
+            exec:
+              platforms:
+                - bin: ensure
+                  os: linux
+                  arch: amd64
+                  uri: %s%s
+                  sha256: %s
+    - group: fn.example.com
+      names:
+        kind: DropComments
+      description: Drops comments.
+      publisher: example.com
+      versions:
+        - name: v1
+          runtime:
+            starlark:
+              uri: %s/script.star
+              sha256: %s
+`, srv.URL, binPath, binSHA, srv.URL, digest.FromBytes(script).Encoded())
+	}
+	binSHA := digest.FromBytes(bin).Encoded()
+	const (
+		binURI  = "/spec/krmFunctions/0/versions/0/runtime/exec/platforms/0/uri"
+		binSum  = "/spec/krmFunctions/0/versions/0/runtime/exec/platforms/0/sha256"
+		starURI = "/spec/krmFunctions/1/versions/0/runtime/starlark/uri"
+	)
+	keys := []sign.PublicKey{signtest.KeyPair(t, "k.pub").Public}
+	tests := []struct {
+		name         string
+		binPath, sha string
+		opts         gate.Options
+		errors       []string // "pointer: message fragment"
+		warnings     []string
+		checked      int
+		skipped      map[string]int
+		fetches      int // of /bin
+	}{
+		{name: "both match", binPath: "/bin", sha: binSHA, checked: 2, fetches: 1},
+		{name: "the binary differs from the recorded sha256", binPath: "/bin", sha: strings.Repeat("a", 64), checked: 2, fetches: 1,
+			errors: []string{binSum + ": the document records sha256 " + strings.Repeat("a", 64) + ", but " + srv.URL + "/bin holds " + binSHA}},
+		{name: "not found", binPath: "/nothing", sha: binSHA, checked: 2,
+			errors: []string{binURI + ": fetch " + srv.URL + "/nothing: 404 Not Found"}},
+		{name: "larger than MaxSize, declared", binPath: "/big", sha: binSHA, opts: gate.Options{MaxSize: 1024}, checked: 2,
+			errors: []string{binURI + ": fetch " + srv.URL + "/big: 4096 bytes, more than --max-size (1024 bytes)"}},
+		{name: "larger than MaxSize, streamed", binPath: "/big-chunked", sha: binSHA, opts: gate.Options{MaxSize: 1024}, checked: 2,
+			errors: []string{binURI + ": fetch " + srv.URL + "/big-chunked: more than --max-size (1024 bytes)"}},
+		{name: "signatures required: both fail, nothing fetched", binPath: "/bin", sha: binSHA, opts: gate.Options{Keys: keys, RequireSignatures: true}, checked: 2,
+			errors: []string{
+				binURI + ": " + srv.URL + "/bin is fetched over https, which cannot carry a signature: publish it as an OCI artifact (krm-catalog push --type exec) and name it by oci:// so that it can be signed",
+				starURI + ": " + srv.URL + "/script.star is fetched over https, which cannot carry a signature: publish it as an OCI artifact (krm-catalog push --type starlark)",
+			}},
+		{name: "keys without requiring signatures: warnings, and the sha256 checked", binPath: "/bin", sha: binSHA, opts: gate.Options{Keys: keys}, checked: 2, fetches: 1,
+			warnings: []string{binURI + ": " + srv.URL + "/bin is fetched over https, which cannot carry a signature", starURI + ": " + srv.URL + "/script.star is fetched"}},
+		{name: "offline: skipped, and counted", binPath: "/bin", sha: strings.Repeat("a", 64), opts: gate.Options{Offline: true}, skipped: map[string]int{gate.SkippedOffline: 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hits.Clear()
+			path := filepath.Join(t.TempDir(), "catalog.yaml")
+			if err := os.WriteFile(path, []byte(doc(tc.binPath, tc.sha)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			opts := tc.opts
+			opts.HTTPClient = srv.Client()
+			g, err := gate.New(nil, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := g.Run(context.Background(), []string{path}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for sev, want := range map[catalog.Severity][]string{catalog.SeverityError: tc.errors, catalog.SeverityWarning: tc.warnings} {
+				got := errorsAt(rep.Findings(), sev)
+				if len(got) != len(want) {
+					t.Fatalf("%s findings:\n%s\nwant %d matching %q", sev, strings.Join(got, "\n"), len(want), want)
+				}
+				for i := range got {
+					if !strings.HasPrefix(got[i], want[i]) {
+						t.Errorf("%s %d = %q, want it to start with %q", sev, i, got[i], want[i])
+					}
+				}
+			}
+			s := rep.Summarize()
+			if s.Artifacts != tc.checked || !cmp.Equal(s.Skipped, tc.skipped, cmpopts.EquateEmpty()) {
+				t.Errorf("summary %q: %d checked, skipped %v; want %d, %v", s, s.Artifacts, s.Skipped, tc.checked, tc.skipped)
+			}
+			fetches := 0
+			if n, ok := hits.Load("/bin"); ok {
+				fetches = int(n.(*atomic.Int32).Load())
+			}
+			if fetches != tc.fetches {
+				t.Errorf("/bin fetched %d times, want %d", fetches, tc.fetches)
+			}
+		})
 	}
 }
 

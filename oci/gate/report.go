@@ -5,6 +5,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,14 +39,25 @@ func (r Report) Write(w io.Writer, format string) error {
 // Summary counts the findings and checks.
 type Summary struct {
 	catalog.Summary
-	Artifacts int `json:"artifacts"`
-	Failed    int `json:"failedArtifacts"`
+	// Artifacts counts the artifacts checked, Failed those of them that failed, and Skipped those
+	// not checked, by reason (Check.Skipped).
+	Artifacts int            `json:"artifacts"`
+	Failed    int            `json:"failedArtifacts"`
+	Skipped   map[string]int `json:"skippedArtifacts,omitempty"`
 }
 
 // Summarize counts the report.
 func (r Report) Summarize() Summary {
-	s := Summary{Summary: catalog.Summarize(r.Inputs, r.Findings()), Artifacts: len(r.Checks)}
+	s := Summary{Summary: catalog.Summarize(r.Inputs, r.Findings())}
 	for _, c := range r.Checks {
+		if c.Skipped != "" {
+			if s.Skipped == nil {
+				s.Skipped = map[string]int{}
+			}
+			s.Skipped[c.Skipped]++
+			continue
+		}
+		s.Artifacts++
 		if !c.OK {
 			s.Failed++
 		}
@@ -52,9 +65,32 @@ func (r Report) Summarize() Summary {
 	return s
 }
 
-// String reads like "1 error, 0 warnings in 2 files; 3 artifacts checked, 1 failed".
+// SkippedTotal is how many artifacts were not checked.
+func (s Summary) SkippedTotal() int {
+	n := 0
+	for _, k := range s.Skipped {
+		n += k
+	}
+	return n
+}
+
+// String reads like "1 error, 0 warnings in 2 files; 3 artifacts checked, 1 failed; 2 not
+// checked (1 not pinned, 1 offline)".
 func (s Summary) String() string {
-	return fmt.Sprintf("%s; %d artifacts checked, %d failed", s.Summary, s.Artifacts, s.Failed)
+	out := fmt.Sprintf("%s; %d artifacts checked, %d failed", s.Summary, s.Artifacts, s.Failed)
+	if n := s.SkippedTotal(); n > 0 {
+		out += fmt.Sprintf("; %d not checked (%s)", n, s.SkippedReasons())
+	}
+	return out
+}
+
+// SkippedReasons counts the artifacts not checked by reason: "1 not pinned, 2 offline".
+func (s Summary) SkippedReasons() string {
+	reasons := make([]string, 0, len(s.Skipped))
+	for _, why := range slices.Sorted(maps.Keys(s.Skipped)) {
+		reasons = append(reasons, fmt.Sprintf("%d %s", s.Skipped[why], why))
+	}
+	return strings.Join(reasons, ", ")
 }
 
 func (r Report) writeJSON(w io.Writer) error {
@@ -97,7 +133,12 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -165,7 +206,11 @@ func (r Report) writeJUnit(w io.Writer) error {
 	}
 	for _, c := range r.Checks {
 		s := suite(c.File)
-		s.Cases = append(s.Cases, junitCaseOf(fmt.Sprintf("document %d: %s %s (at %s)", c.Document, c.What, c.Reference, c.Pointer), c.File, c.Findings))
+		jc := junitCaseOf(fmt.Sprintf("document %d: %s %s (at %s)", c.Document, c.What, c.Reference, c.Pointer), c.File, c.Findings)
+		if c.Skipped != "" {
+			jc.Skipped = &junitSkipped{Message: "not checked: " + c.Skipped}
+		}
+		s.Cases = append(s.Cases, jc)
 	}
 	out := junitSuites{Name: "krm-catalog verify"}
 	for _, f := range files {

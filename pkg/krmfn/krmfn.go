@@ -118,6 +118,9 @@ func httpAddr(args []string, env string) (string, error) {
 
 // Process decodes a ResourceList, runs p on it and returns the list and the format it came in. A
 // Processor error is added as an error result rather than returned: the caller still gets the list.
+// A result the Processor left without a severity is an error (the specification's default) and is
+// written so: an orchestrator that reads a missing severity as info (kpt, krm-catalog) then fails a
+// server's answer on it as the process's exit status 1 fails the call.
 func Process(p Processor, data []byte) (*ResourceList, Format, error) {
 	rl, format, err := DecodeResourceList(data)
 	if err != nil {
@@ -125,6 +128,11 @@ func Process(p Processor, data []byte) (*ResourceList, Format, error) {
 	}
 	if err := p(rl); err != nil {
 		rl.Results = append(rl.Results, Result{Message: err.Error(), Severity: SeverityError})
+	}
+	for i := range rl.Results {
+		if rl.Results[i].Severity == "" {
+			rl.Results[i].Severity = SeverityError
+		}
 	}
 	return rl, format, nil
 }

@@ -224,3 +224,29 @@ func TestIsLocalConfig(t *testing.T) {
 		}
 	}
 }
+
+// A result left without a severity is an error (the specification's default): the process exits 1
+// on it, and both the process and a server write it with severity error, so that an orchestrator
+// reading a missing severity as info (kpt does) fails a server's answer as it fails the process.
+func TestResultWithoutSeverityIsWrittenAsError(t *testing.T) {
+	t.Parallel()
+	note := func(rl *ResourceList) error {
+		rl.Results = append(rl.Results, Result{Message: "no severity given"}, Result{Message: "fine", Severity: SeverityInfo})
+		return nil
+	}
+	const want = "results:\n- message: no severity given\n  severity: error\n- message: fine\n  severity: info\n"
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), note, nil, "", strings.NewReader(input), &stdout, &stderr); code != 1 {
+		t.Errorf("process: exit %d, want 1", code)
+	}
+	if !strings.Contains(stdout.String(), want) {
+		t.Errorf("process output lacks %q:\n%s", want, stdout.String())
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(input))
+	req.Header.Set("Content-Type", "text/yaml")
+	Handler(note).ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("server: %d, want 200 with %q:\n%s", rec.Code, want, rec.Body.String())
+	}
+}

@@ -64,7 +64,7 @@ func (o *fnOptions) addResolveFlags(fs *pflag.FlagSet) {
 func (o *fnOptions) addRunFlags(fs *pflag.FlagSet) {
 	o.addResolveFlags(fs)
 	fs.BoolVar(&o.allowExec, "allow-exec", false, "allow function configs that name a local executable (exec.path)")
-	fs.BoolVar(&o.allowNetwork, "allow-network", false, "give network access to container functions whose definition requires it")
+	fs.BoolVar(&o.allowNetwork, "allow-network", false, "give network access to container functions whose definition requires it, and to the http and xlsx modules of starlark scripts")
 	fs.StringArrayVar(&o.mounts, "mount", nil, "storage mount for container functions whose definition requires one: type=bind,source=DIR,target=PATH[,readonly] (repeatable)")
 	fs.StringArrayVarP(&o.env, "env", "e", nil, "environment variable for exec and container functions: NAME=VALUE, or NAME to pass this one's value (repeatable); they get no other variable of this environment but PATH and the locale")
 	addSizeFlag(fs, &o.containerMemory, "container-memory", container.DefaultMemory, "memory limit of each container function, swap included (docker run --memory)")

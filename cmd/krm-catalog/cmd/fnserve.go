@@ -77,8 +77,10 @@ v2 functions JSON). kpt's starlark image with a StarlarkRun runs in-process.
 
 An image no trusted catalog lists goes, unchanged, to --fallback (Porch's own function runner)
 when it is set, and its answer comes back as it was; without it the call is NotFound. A malformed
-ResourceList or image is InvalidArgument; a failing function is Internal, with the ResourceList
-(its results) and the function's standard error in the status details.
+ResourceList or image is InvalidArgument; a failing function is Internal, on every call, whose
+message names every error result and ends with the function's standard error (bounded, as Porch's
+runners put it), with the ResourceList (all its results) and the function's standard error in the
+status details.
 
 Calls wait for a slot (--max-concurrent per function) and for memory (--max-memory across calls,
 estimated from each request's size) until their deadline; the requests waiting hold at most

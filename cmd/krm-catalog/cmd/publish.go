@@ -161,13 +161,11 @@ func (o *publishOptions) print(cmd *cobra.Command, path string, res apiclient.Pu
 	return nil
 }
 
-// publishErr is the error of a publish the service did not answer (exit 1) or that could not be
-// sent (exit 2).
+// publishErr is the error of a request to the service that failed: nobody answered, or the
+// service refused or failed it (an HTTP error status), or the answer could not be read. An
+// operation that failed exits 1 (docs/cli.md); the request itself was checked before it was sent.
 func publishErr(file string, err error) error {
-	if errors.Is(err, apiclient.ErrUnreachable) {
-		return failure(fmt.Errorf("publish %s: %w", file, err))
-	}
-	return usageErr(fmt.Errorf("publish %s: %w", file, err))
+	return failure(fmt.Errorf("publish %s: %w", file, err))
 }
 
 // changesFromLatest compares cat, read from file, with the latest version of its catalog the

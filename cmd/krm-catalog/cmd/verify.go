@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/gate"
 )
 
@@ -19,6 +20,7 @@ func newVerifyCmd() *cobra.Command {
 		requireSignatures bool
 		strict            bool
 		offline           bool
+		maxSize           int64
 	)
 	cmd := &cobra.Command{
 		Use:   "verify [--key cosign.pub]... [--require-signatures] [--format text|json|junit|results] INPUT...",
@@ -28,8 +30,15 @@ func newVerifyCmd() *cobra.Command {
     without a digest is an error, as KEP-2906 demands); a pinned image must exist;
   - every exec binary (uri: oci://...) and starlark script (oci:// reference) exists, is a
     krm-catalog artifact of that kind, and holds the file whose sha256 the document records;
+  - every exec binary and starlark script named by an https:// URL is downloaded (at most
+    --max-size) and holds the file whose sha256 the document records;
   - with --key (repeatable), each of those artifacts, and catalogs read from oci://, carries a
-    cosign signature by one of the keys; --require-signatures makes a missing one an error.
+    cosign signature by one of the keys; --require-signatures makes a missing one an error, and
+    an artifact named by https://, which cannot carry a signature, an error too (publish it with
+    push --type exec|starlark and name it by oci:// to sign it).
+
+--offline validates the documents only and checks no artifact; the summary counts what was
+checked, and what was not and why.
 
 INPUT is a file, a directory (searched recursively), - for standard input, an oci:// reference
 to a catalog or definition artifact, or an https:// URL (plain http:// only to this machine, as for registries).
@@ -57,6 +66,7 @@ or the command was used wrongly.`,
 			}
 			g, err := gate.New(client, gate.Options{
 				RequirePinned: requirePinned, Strict: strict, Keys: pubs, RequireSignatures: requireSignatures, Offline: offline,
+				MaxSize: maxSize,
 			})
 			if err != nil {
 				return usageErr(err)
@@ -68,13 +78,11 @@ or the command was used wrongly.`,
 			if format == "text" && (readErr == nil || len(rep.Findings()) > 0) {
 				fmt.Fprintln(cmd.ErrOrStderr(), rep.Summarize())
 			}
-			// a gate that checked nothing passes; say so, since that is seldom what was meant
-			switch {
-			case readErr != nil:
-			case rep.Inputs == 0:
-				fmt.Fprintln(cmd.ErrOrStderr(), "krm-catalog: warning: nothing to verify: the arguments hold no catalog or definition")
-			case !offline && len(rep.Checks) == 0:
-				fmt.Fprintln(cmd.ErrOrStderr(), "krm-catalog: warning: no artifact was checked: the inputs pin none (an image by digest, an exec or starlark sha256)")
+			// a gate that checked nothing passes; say so, and why, since that is seldom what was meant
+			if readErr == nil {
+				if w := uncheckedWarning(rep, offline); w != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), "krm-catalog: warning:", w)
+				}
 			}
 			switch {
 			case readErr != nil:
@@ -92,6 +100,25 @@ or the command was used wrongly.`,
 	cmd.Flags().BoolVar(&requirePinned, "require-pinned", true, "a container image with a semver tag must be pinned by digest (false: a warning)")
 	cmd.Flags().BoolVar(&requireSignatures, "require-signatures", false, "every OCI artifact checked must be signed by one of the --key keys")
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors")
-	cmd.Flags().BoolVar(&offline, "offline", false, "validate only; contact no registry")
+	cmd.Flags().BoolVar(&offline, "offline", false, "validate only; contact no registry or server, check no artifact")
+	addSizeFlag(cmd.Flags(), &maxSize, "max-size", oci.DefaultPullMaxBytes, "largest file downloaded to check its sha256 (an exec binary or starlark script named by https://)")
 	return cmd
+}
+
+// uncheckedWarning says why a gate that passed checked no artifact; "" when it checked one.
+func uncheckedWarning(rep gate.Report, offline bool) string {
+	s := rep.Summarize()
+	switch {
+	case rep.Inputs == 0:
+		return "nothing to verify: the arguments hold no catalog or definition"
+	case s.Artifacts > 0:
+		return ""
+	case offline && s.SkippedTotal() > 0:
+		return fmt.Sprintf("--offline: no artifact was checked (%d skipped)", s.SkippedTotal())
+	case offline:
+		return "--offline: no artifact was checked; the inputs name none"
+	case s.SkippedTotal() > 0:
+		return fmt.Sprintf("no artifact was checked: none of the %d the inputs name could be (%s)", s.SkippedTotal(), s.SkippedReasons())
+	}
+	return "no artifact was checked: the inputs name none (a container image, an exec binary or a starlark script)"
 }

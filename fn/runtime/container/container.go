@@ -133,12 +133,14 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 }
 
 // RunEncoded runs the container over input as it came and returns what it wrote, unread
-// (fn/evaluator's pass-through); output past maxOutput bytes fails the call.
-func (f *Function) RunEncoded(ctx context.Context, input []byte, _ fn.Format, maxOutput int) ([]byte, string, error) {
+// (fn/evaluator's pass-through); output past maxOutput bytes fails the call. exited is whether it
+// exited 0, which is then its verdict.
+func (f *Function) RunEncoded(ctx context.Context, input []byte, _ fn.Format, maxOutput int) (out []byte, stderr string, exited bool, err error) {
 	name := Name()
 	cmd := exec.Command(f.Engine, f.runArgs(name, "-i")...)
-	return proc.RunEncoded(ctx, cmd, input, proc.Options{Stderr: f.Stderr, Timeout: f.Timeout, MaxOutput: maxOutput,
+	out, stderr, err = proc.RunEncoded(ctx, cmd, input, proc.Options{Stderr: f.Stderr, Timeout: f.Timeout, MaxOutput: maxOutput,
 		Kill: func() { Remove(f.Engine, name) }})
+	return out, stderr, err == nil, err
 }
 
 // Name returns a fresh container name.

@@ -53,11 +53,11 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 
 // RunEncoded runs the executable over input as it came and returns what it wrote, unread
 // (fn/evaluator's pass-through, which answers as Porch's runner does); output past maxOutput bytes
-// fails the call.
-func (f *Function) RunEncoded(ctx context.Context, input []byte, _ fn.Format, maxOutput int) ([]byte, string, error) {
+// fails the call. exited is whether it exited 0, which is then its verdict.
+func (f *Function) RunEncoded(ctx context.Context, input []byte, _ fn.Format, maxOutput int) (out []byte, stderr string, exited bool, err error) {
 	home, err := NewHome()
 	if err != nil {
-		return nil, "", &fn.FunctionError{Err: err}
+		return nil, "", false, &fn.FunctionError{Err: err}
 	}
 	defer home.Remove()
 	for attempt := 1; ; attempt++ {
@@ -68,7 +68,7 @@ func (f *Function) RunEncoded(ctx context.Context, input []byte, _ fn.Format, ma
 			time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
 			continue
 		}
-		return out, stderr, err
+		return out, stderr, err == nil, err
 	}
 }
 

@@ -176,9 +176,9 @@ func TestFunctionRunEncoded(t *testing.T) {
 	t.Parallel()
 	in := "apiVersion:   config.kubernetes.io/v1\nkind: ResourceList\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: 'app'}}]\n"
 	echo := &Function{Path: script(t, "cat; echo '# written by the function'\necho 'to stderr' >&2\n"), Timeout: time.Minute}
-	out, stderr, err := echo.RunEncoded(context.Background(), []byte(in), fn.YAML, 1<<20)
-	if err != nil {
-		t.Fatal(err)
+	out, stderr, exited, err := echo.RunEncoded(context.Background(), []byte(in), fn.YAML, 1<<20)
+	if err != nil || !exited {
+		t.Fatal(err, exited)
 	}
 	if diff := cmp.Diff(in+"# written by the function\n", string(out)); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
@@ -188,13 +188,13 @@ func TestFunctionRunEncoded(t *testing.T) {
 	}
 
 	failing := &Function{Path: script(t, "cat; exit 3\n"), Timeout: time.Minute}
-	out, _, err = failing.RunEncoded(context.Background(), []byte(in), fn.YAML, 1<<20)
+	out, _, exited, err = failing.RunEncoded(context.Background(), []byte(in), fn.YAML, 1<<20)
 	var fe *fn.FunctionError
-	if !errors.As(err, &fe) || fe.ExitCode != 3 || string(out) != in {
+	if !errors.As(err, &fe) || fe.ExitCode != 3 || string(out) != in || exited {
 		t.Errorf("a failing function: %v, output %q; want exit 3 with its output", err, out)
 	}
 
-	if _, _, err := echo.RunEncoded(context.Background(), []byte(in), fn.YAML, 16); err == nil || !strings.Contains(err.Error(), "exceeds 16 bytes") {
+	if _, _, _, err := echo.RunEncoded(context.Background(), []byte(in), fn.YAML, 16); err == nil || !strings.Contains(err.Error(), "exceeds 16 bytes") {
 		t.Errorf("output past the bound: %v", err)
 	}
 }

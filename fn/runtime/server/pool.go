@@ -60,8 +60,22 @@ type entry struct {
 	err      error // a start that failed for good
 }
 
+// deathWait is how long a request that failed in transport waits to learn whether its server
+// died (then it is restarted, or its exit status is the call's): the client of a container server
+// exits some time after the container does.
+const deathWait = 5 * time.Second
+
 // ErrServerDied: a function server died, was restarted once, and died again.
 var ErrServerDied = errors.New("function server died")
+
+// exitCode is the exit status of an instance that has exited, when it knows it (a *Process does);
+// 0 otherwise.
+func exitCode(inst Instance) int {
+	if e, ok := inst.(interface{ ExitCode() int }); ok {
+		return e.ExitCode()
+	}
+	return 0
+}
 
 // Function returns an fn.Function that runs through the server for key, starting it on first use.
 func (p *Pool) Function(key string, l Launcher, timeout time.Duration) fn.Function {
@@ -88,25 +102,27 @@ func (f *function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 	if err != nil {
 		return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: fmt.Errorf("its response: %w", err)}
 	}
+	// a server's answer has no exit status: fn.Verdict reads its results (out.Exited unset)
 	out.SentJSON = f.pool.Format == fn.JSON
-	out.Exited = true
 	return out, nil
 }
 
 // RunEncoded posts input as it came, in format, and returns the server's answer unread
-// (fn/evaluator's pass-through); an answer past maxOutput bytes fails the call.
-func (f *function) RunEncoded(ctx context.Context, input []byte, format fn.Format, maxOutput int) ([]byte, string, error) {
-	out, _, err := f.call(ctx, input, format, maxOutput)
+// (fn/evaluator's pass-through); an answer past maxOutput bytes fails the call. A server's answer
+// has no exit status: exited is false, and its results are its verdict.
+func (f *function) RunEncoded(ctx context.Context, input []byte, format fn.Format, maxOutput int) (out []byte, stderr string, exited bool, err error) {
+	out, _, err = f.call(ctx, input, format, maxOutput)
 	var fe *fn.FunctionError
 	if errors.As(err, &fe) {
-		return nil, fe.Stderr, err
+		return nil, fe.Stderr, false, err
 	}
-	return out, "", err
+	return out, "", false, err
 }
 
 // call posts one list to the function's server, starting it (or restarting it once, if it died),
 // and returns the answer and the server that gave it.
 func (f *function) call(ctx context.Context, body []byte, format fn.Format, maxOutput int) ([]byte, Instance, error) {
+	parent := ctx
 	if f.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)
@@ -119,6 +135,10 @@ func (f *function) call(ctx context.Context, body []byte, format fn.Format, maxO
 	for attempt := 0; ; attempt++ {
 		inst, err := f.pool.instance(ctx, e)
 		if err != nil {
+			if f.timedOut(parent, ctx) {
+				// its start took the whole bound: the call's bound, as for a process (not the caller's deadline)
+				return nil, nil, &fn.FunctionError{ExitCode: -1, Err: fmt.Errorf("timed out after %s: %v", f.timeout, err)}
+			}
 			return nil, nil, &fn.FunctionError{Err: err}
 		}
 		out, err := f.pool.post(ctx, inst, body, format, maxOutput)
@@ -126,19 +146,32 @@ func (f *function) call(ctx context.Context, body []byte, format fn.Format, maxO
 			return out, inst, nil
 		}
 		var fe *fn.FunctionError
-		if errors.As(err, &fe) || ctx.Err() != nil {
-			return nil, inst, err // the server answered, or the caller gave up: not a death
+		if errors.As(err, &fe) {
+			return nil, inst, err // the server answered
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			// the caller gave up, or the call ran past its bound: not a death
+			if f.timedOut(parent, ctx) {
+				ctxErr = fmt.Errorf("timed out after %s", f.timeout)
+			}
+			return nil, inst, &fn.FunctionError{ExitCode: -1, Stderr: inst.Stderr(), Err: ctxErr}
 		}
 		select {
 		case <-inst.Done():
 			if attempt == 0 {
 				continue // it died: restart it once and send the list again
 			}
-			return nil, inst, &fn.FunctionError{Stderr: inst.Stderr(), Err: fmt.Errorf("%w again after a restart: %v", ErrServerDied, err)}
-		case <-time.After(100 * time.Millisecond):
+			// it died on this list twice: its exit status is the call's, as a process's would be
+			return nil, inst, &fn.FunctionError{ExitCode: exitCode(inst), Stderr: inst.Stderr(), Err: fmt.Errorf("%w again after a restart: %v", ErrServerDied, err)}
+		case <-time.After(deathWait):
 			return nil, inst, &fn.FunctionError{Stderr: inst.Stderr(), Err: err}
 		}
 	}
+}
+
+// timedOut reports whether the call's own bound ended it (ctx, under parent), rather than its caller.
+func (f *function) timedOut(parent, ctx context.Context) bool {
+	return f.timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil
 }
 
 func (p *Pool) entry(key string, l Launcher) (*entry, error) {
@@ -186,13 +219,23 @@ func (p *Pool) instance(ctx context.Context, e *entry) (Instance, error) {
 	}
 	startCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	inst, err := e.launcher.Launch(startCtx)
-	if err != nil {
-		return nil, fmt.Errorf("start function server: %w", err)
-	}
-	if err := WaitReady(startCtx, inst); err != nil {
+	var inst Instance
+	for launch := 1; ; launch++ {
+		var err error
+		inst, err = e.launcher.Launch(startCtx)
+		if err != nil {
+			return nil, fmt.Errorf("start function server: %w", err)
+		}
+		err = WaitReady(startCtx, inst)
+		if err == nil {
+			break
+		}
 		_ = inst.Stop()
-		return nil, fmt.Errorf("start function server: %w", err)
+		// a server that exited before it listened most often found its port taken by another
+		// process between the moment it was chosen and its bind: launched again, it gets another
+		if !errors.Is(err, errExitedEarly) || launch == maxLaunches {
+			return nil, fmt.Errorf("start function server: %w", err)
+		}
 	}
 	if p.closed.Load() {
 		_ = inst.Stop()
@@ -201,6 +244,12 @@ func (p *Pool) instance(ctx context.Context, e *entry) (Instance, error) {
 	e.inst = inst
 	return inst, nil
 }
+
+// maxLaunches bounds the launches of a server that exits before it accepts connections.
+const maxLaunches = 3
+
+// errExitedEarly: a server exited before it accepted a connection.
+var errExitedEarly = errors.New("it exited before accepting connections")
 
 // WaitReady polls until the server accepts a TCP connection, it exits, or ctx ends.
 func WaitReady(ctx context.Context, inst Instance) error {
@@ -219,7 +268,7 @@ func WaitReady(ctx context.Context, inst Instance) error {
 		}
 		select {
 		case <-inst.Done():
-			return fmt.Errorf("it exited before accepting connections: %s", inst.Stderr())
+			return fmt.Errorf("%w: %s", errExitedEarly, inst.Stderr())
 		case <-ctx.Done():
 			return fmt.Errorf("it did not accept connections on %s in time: %w; its messages: %s", u.Host, ctx.Err(), inst.Stderr())
 		case <-time.After(delay):
@@ -227,9 +276,9 @@ func WaitReady(ctx context.Context, inst Instance) error {
 	}
 }
 
-// post sends one list and returns the answer's body, unread. A response other than 200 is a
-// *fn.FunctionError (the function answered); a transport error is returned as is (the server may
-// have died).
+// post sends one list, in format, and returns the answer's body, unread. A response other than 200
+// is a *fn.FunctionError (the function answered); a transport error is returned as is (the server
+// may have died).
 func (p *Pool) post(ctx context.Context, inst Instance, body []byte, format fn.Format, maxOutput int) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, inst.URL(), bytes.NewReader(body))
 	if err != nil {
@@ -255,7 +304,7 @@ func (p *Pool) post(ctx context.Context, inst Instance, body []byte, format fn.F
 		if len(msg) > 2048 {
 			msg = msg[:2048] + "..."
 		}
-		return nil, &fn.FunctionError{ExitCode: resp.StatusCode, Stderr: inst.Stderr(), Err: fmt.Errorf("POST: %s: %s", resp.Status, msg)}
+		return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: fmt.Errorf("POST: %s: %s", resp.Status, msg)}
 	}
 	if len(data) > maxOutput {
 		return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: fmt.Errorf("its response exceeds %d bytes", maxOutput)}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/krm-catalog/krm-catalog/fn"
 	"github.com/krm-catalog/krm-catalog/fn/fntest"
 	"github.com/krm-catalog/krm-catalog/fn/runtime/exec"
@@ -127,20 +129,20 @@ func TestPoolRunEncoded(t *testing.T) {
 	defer pool.Close()
 	f := pool.Function("set-namespace", &exec.Launcher{Path: bins.Fn["set-namespace"]}, time.Minute)
 	raw, ok := f.(interface {
-		RunEncoded(context.Context, []byte, fn.Format, int) ([]byte, string, error)
+		RunEncoded(context.Context, []byte, fn.Format, int) ([]byte, string, bool, error)
 	})
 	if !ok {
 		t.Fatal("a pool function does not run encoded lists")
 	}
 	in := "kind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\nfunctionConfig:\n  apiVersion: fn.example.com/v1\n  kind: SetNamespace\n  namespace: raw\n"
-	out, _, err := raw.RunEncoded(context.Background(), []byte(in), fn.YAML, 1<<20)
-	if err != nil {
-		t.Fatal(err)
+	out, _, exited, err := raw.RunEncoded(context.Background(), []byte(in), fn.YAML, 1<<20)
+	if err != nil || exited {
+		t.Fatalf("%v; exited %v, want no exit status for a server's answer", err, exited)
 	}
 	if s := string(out); strings.HasPrefix(s, "{") || !strings.Contains(s, "namespace: raw") {
 		t.Errorf("a YAML request answered %q, want the server's YAML", s)
 	}
-	if _, _, err := raw.RunEncoded(context.Background(), []byte(in), fn.YAML, 8); err == nil {
+	if _, _, _, err := raw.RunEncoded(context.Background(), []byte(in), fn.YAML, 8); err == nil {
 		t.Error("an answer past the bound was accepted")
 	}
 }
@@ -180,5 +182,67 @@ func TestPoolServerThatNeverListens(t *testing.T) {
 	_, err := f.Run(context.Background(), list(t, "x"))
 	if err == nil || !strings.Contains(err.Error(), "exited before accepting connections") {
 		t.Fatalf("error = %v, want it to say the server exited", err)
+	}
+}
+
+// A server's answer has no exit status, so its error results are its verdict: the example
+// validator, served, fails the step on both wires, as it does as a process (exit 1) and as an
+// in-process function would (fn.Verdict).
+func TestServerErrorResultsFail(t *testing.T) {
+	t.Parallel()
+	for _, format := range []fn.Format{fn.JSON, fn.YAML} {
+		t.Run(format.String(), func(t *testing.T) {
+			t.Parallel()
+			pool := &server.Pool{Format: format}
+			t.Cleanup(func() { _ = pool.Close() })
+			f := pool.Function("require-limits", &exec.Launcher{Path: bins.Fn["require-limits"]}, time.Minute)
+			items, _, err := fn.DecodeResourceList([]byte("kind: ResourceList\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p\n  spec:\n    containers:\n    - name: c\n      image: x\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := yaml.Parse("apiVersion: fn.example.com/v1\nkind: RequireResourceLimits\nrequire: [cpu]\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for call := range 2 { // the call that starts the server, and a warm one
+				out, runs, err := fn.Run(context.Background(), []fn.Step{{Name: "require-limits", Function: f, Config: cfg}}, items.Items)
+				var re *fn.ResultsError
+				if !errors.As(err, &re) || out != nil {
+					t.Fatalf("call %d: error %v, output %v; want a *fn.ResultsError and no output", call, err, out)
+				}
+				if len(runs) != 1 || runs[0].ExitCode != 1 || len(runs[0].Results) != 1 || !strings.Contains(runs[0].Results[0].Message, `container "c" has no cpu limit`) {
+					t.Fatalf("call %d: runs %+v, want exit code 1 and the error result", call, runs)
+				}
+			}
+		})
+	}
+}
+
+// flakyLauncher's first launch is a server that exits before it listens (as one whose port another
+// process took between its choice and the bind); the later ones are l's.
+type flakyLauncher struct {
+	l        server.Launcher
+	launches int
+}
+
+func (f *flakyLauncher) Launch(ctx context.Context) (server.Instance, error) {
+	f.launches++
+	if f.launches == 1 {
+		return (&exec.Launcher{Path: "/bin/false"}).Launch(ctx)
+	}
+	return f.l.Launch(ctx)
+}
+
+// A server that exits before it accepts connections is launched again, and the call succeeds.
+func TestPoolLaunchesAgainAServerThatExitedBeforeListening(t *testing.T) {
+	t.Parallel()
+	pool := &server.Pool{Format: fn.JSON}
+	t.Cleanup(func() { _ = pool.Close() })
+	l := &flakyLauncher{l: &exec.Launcher{Path: bins.Fn["set-namespace"]}}
+	if err := call(t, pool.Function("k", l, time.Minute), "again"); err != nil {
+		t.Fatal(err)
+	}
+	if l.launches != 2 {
+		t.Errorf("%d launches, want 2", l.launches)
 	}
 }

@@ -52,6 +52,16 @@ func (p *Process) URL() string { return p.url }
 // Done implements Instance.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// ExitCode is the process's exit status once it has exited (-1 for a signal), 0 before.
+func (p *Process) ExitCode() int {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	default:
+		return 0
+	}
+}
+
 // Stderr implements Instance.
 func (p *Process) Stderr() string { return p.tail.String() }
 
@@ -83,7 +93,8 @@ func (p *Process) Kill() error {
 }
 
 // FreeLoopbackAddr returns a 127.0.0.1 address with a port that was free a moment ago. The server
-// binds it itself; should another process take the port first, the server exits and is restarted.
+// binds it itself; should another process take the port first, the server exits and the pool
+// launches it again (on another port).
 func FreeLoopbackAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -76,6 +76,11 @@ func csvReadAll(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
+	return stringRows(rows), nil
+}
+
+// stringRows is a table as a list of lists of strings (csv's rows, a sheet's).
+func stringRows(rows [][]string) *starlark.List {
 	out := make([]starlark.Value, len(rows))
 	for i, row := range rows {
 		cells := make([]starlark.Value, len(row))
@@ -84,7 +89,7 @@ func csvReadAll(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw
 		}
 		out[i] = starlark.NewList(cells)
 	}
-	return starlark.NewList(out), nil
+	return starlark.NewList(out)
 }
 
 func csvWriteAll(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

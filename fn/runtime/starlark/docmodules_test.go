@@ -8,11 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"go.starlark.net/starlark"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/krm-catalog/krm-catalog/fn"
 )
 
 func zipArchive(t *testing.T, files [][2]string) string {
@@ -103,27 +99,7 @@ write_tab: "a\tb\n"
 // compares them with kpt, what kpt's starlark function left there for the same script.
 func compareProbe(t *testing.T, script, kpt string) {
 	t.Helper()
-	out, err := (&Function{Script: script}).Run(context.Background(), list(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fn.HasErrors(out.Results) {
-		t.Fatalf("results: %v", out.Results)
-	}
-	probe, err := out.Items[0].Pipe(yaml.Lookup("spec", "probe"))
-	if err != nil || probe == nil {
-		t.Fatalf("no probe: %v", err)
-	}
-	var got, want any
-	if err := probe.YNode().Decode(&got); err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal([]byte(kpt), &want); err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("module results (-kpt's starlark function +krm-catalog):\n%s", d)
-	}
+	compareProbeWith(t, &Function{Script: script}, kpt)
 }
 
 func TestStarlarkDocumentModuleErrors(t *testing.T) {

@@ -19,12 +19,12 @@ import (
 )
 
 // kpt's starlark function offers the modules of github.com/qri-io/starlib and its own krmfn to
-// load(). These are the ones that stay inside the sandbox, under kpt's names, with docModules'
-// csv and zipfile and htmlModules' bsoup and html; http and xlsx (whose one entry point fetches a
-// URL) need the network and are left out, and so is geo (docs/runtimes.md says why).
-func modules() map[string]starlark.StringDict {
+// load(). All of them are offered here, under kpt's names: coreModules, docModules' csv and
+// zipfile, htmlModules' bsoup and html, geoModules' geo, and netModules' http and xlsx, whose
+// calls reach the network only when n allows it (docs/runtimes.md).
+func modules(n netAccess) map[string]starlark.StringDict {
 	mods := coreModules()
-	for _, more := range []map[string]starlark.StringDict{docModules(), htmlModules()} {
+	for _, more := range []map[string]starlark.StringDict{docModules(), htmlModules(), geoModules(), netModules(n)} {
 		for name, m := range more {
 			mods[name] = m
 		}

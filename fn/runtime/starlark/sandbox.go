@@ -59,6 +59,7 @@ type request struct {
 	MaxSteps  uint64        `json:"maxSteps"`
 	Timeout   time.Duration `json:"timeout"`
 	MaxMemory int64         `json:"maxMemory"`
+	Network   bool          `json:"network,omitempty"`
 }
 
 // sandboxGrace is how long past the script's own timeout the parent waits before it kills the
@@ -83,7 +84,7 @@ func (s *Sandbox) run(ctx context.Context, f *Function, in *fn.ResourceList) (*f
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	req, err := json.Marshal(request{Name: f.Name, Script: f.Script, MaxSteps: f.MaxSteps, Timeout: timeout, MaxMemory: s.maxMemory()})
+	req, err := json.Marshal(request{Name: f.Name, Script: f.Script, MaxSteps: f.MaxSteps, Timeout: timeout, MaxMemory: s.maxMemory(), Network: f.Network})
 	if err != nil {
 		return nil, &fn.FunctionError{Err: err}
 	}
@@ -223,7 +224,7 @@ func ServeSandbox(stdin io.Reader, stdout, stderr io.Writer) int {
 		defer f.Close()
 		prints = f
 	}
-	f := &Function{Name: req.Name, Script: req.Script, MaxSteps: req.MaxSteps, Timeout: req.Timeout}
+	f := &Function{Name: req.Name, Script: req.Script, MaxSteps: req.MaxSteps, Timeout: req.Timeout, Network: req.Network}
 	o := f.execute(context.Background(), in, prints)
 	head, err := json.Marshal(o)
 	if err != nil {

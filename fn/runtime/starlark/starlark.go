@@ -3,8 +3,9 @@
 // with items, functionConfig and results), reads the Kubernetes OpenAPI document as ctx.open_api,
 // loads kpt's modules (encoding/json.star, re.star, ...), and fail() or any other script error
 // becomes an error result as kpt reports it; print() writes to standard error. Dicts a script
-// creates are written with their keys in kpt's order. A script has no file, network or environment
-// access, and is bounded in execution steps and wall time, and, run in a Sandbox process, in memory.
+// creates are written with their keys in kpt's order. A script has no file or environment access,
+// reaches the network (http.star, xlsx.star) only when its Function allows it, and is bounded in
+// execution steps and wall time, and, run in a Sandbox process, in memory.
 package starlark
 
 import (
@@ -14,6 +15,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,6 +53,10 @@ type Function struct {
 	Stderr io.Writer
 	// Sandbox, when set, runs the script in a child process bounded in memory.
 	Sandbox *Sandbox
+	// Network lets the script's http.star calls and xlsx.get_url reach the network (the run was
+	// allowed it); without it each such call fails with ErrNoNetwork. The calls end with the
+	// script's time bound.
+	Network bool
 }
 
 // fileOptions are the language options of kpt's starlark runtime: while loops, recursion, sets
@@ -124,7 +130,6 @@ func (f *Function) execute(ctx context.Context, in *fn.ResourceList, stderr io.W
 				printed.WriteString(msg + "\n")
 			}
 		},
-		Load: load(modules()), // kpt's modules that stay inside the sandbox
 	}
 	maxSteps := f.MaxSteps
 	if maxSteps == 0 {
@@ -139,6 +144,14 @@ func (f *Function) execute(ctx context.Context, in *fn.ResourceList, stderr io.W
 	defer timer.Stop()
 	stop := context.AfterFunc(ctx, func() { thread.Cancel(context.Cause(ctx).Error()) })
 	defer stop()
+	// a request the script makes ends with the script: its wall time, or the caller's context
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	n := netAccess{ctx: callCtx}
+	if f.Network {
+		n.client = &http.Client{}
+	}
+	thread.Load = load(modules(n))
 
 	predeclared := starlark.StringDict{"ctx": &scriptContext{resourceList: rl, environment: starlark.NewDict(0)}}
 	name := f.Name

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -338,9 +339,9 @@ r["spec"] = {"probe": d}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("module results (-want +got):\n%s", diff)
 	}
-	out, err = (&Function{Script: `load("http.star", "http")`}).Run(context.Background(), list(t))
-	if err != nil || len(out.Results) != 1 || !strings.Contains(out.Results[0].Message, `module "http.star" is not available`) {
-		t.Errorf("load of http.star: %v %v", err, out)
+	out, err = (&Function{Script: `load("nope.star", "nope")`}).Run(context.Background(), list(t))
+	if err != nil || len(out.Results) != 1 || !strings.Contains(out.Results[0].Message, `module "nope.star" is not available`) {
+		t.Errorf("load of nope.star: %v %v", err, out)
 	}
 }
 
@@ -365,5 +366,44 @@ ctx.resource_list["items"][1]["spec"] = {
 	spec, _ := out.Items[1].Pipe(yaml.Lookup("spec"))
 	if s, _ := spec.String(); s != "count: true\nenv: 0\nreplicas: '#/definitions/io.k8s.api.apps.v1.DeploymentSpec'\n" {
 		t.Errorf("spec =\n%s", s)
+	}
+}
+
+// Every module kpt's starlark function offers (krm-functions-catalog's functions/go/starlark,
+// loadlib.go: starlib's fourteen and krmfn) loads, with the names it binds, in-process and in the
+// sandbox, with no network allowed.
+func TestStarlarkLoadsEveryKptModule(t *testing.T) {
+	t.Parallel()
+	kpt := [][2]string{
+		{"bsoup.star", "bsoup"}, {"encoding/base64.star", "base64"}, {"encoding/csv.star", "csv"},
+		{"encoding/json.star", "json"}, {"encoding/yaml.star", "yaml"}, {"geo.star", "geo"},
+		{"hash.star", "hash"}, {"html.star", "html"}, {"http.star", "http"}, {"math.star", "math"},
+		{"re.star", "re"}, {"time.star", "time"}, {"xlsx.star", "xlsx"}, {"zipfile.star", "ZipFile"},
+		{"krmfn.star", "krmfn"},
+	}
+	var script strings.Builder
+	for _, m := range kpt {
+		fmt.Fprintf(&script, "load(%q, %q)\n", m[0], m[1])
+	}
+	for _, m := range kpt {
+		fmt.Fprintf(&script, "ctx.resource_list[\"items\"][0][\"data\"][%q] = type(%s)\n", m[1], m[1])
+	}
+	for _, sb := range []*Sandbox{nil, testSandbox(0)} {
+		out, err := (&Function{Script: script.String(), Sandbox: sb}).Run(context.Background(), list(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Results) != 0 {
+			t.Fatalf("sandbox %t: %v", sb != nil, out.Results)
+		}
+		data := out.Items[0].GetDataMap()
+		for _, m := range kpt {
+			if data[m[1]] == "" {
+				t.Errorf("sandbox %t: %s bound nothing", sb != nil, m[1])
+			}
+		}
+	}
+	if len(modules(netAccess{})) != len(kpt) {
+		t.Errorf("%d modules offered, kpt's function offers %d", len(modules(netAccess{})), len(kpt))
 	}
 }
