@@ -101,6 +101,13 @@ func TestPorchRequests(t *testing.T) {
 				if got := status.Code(err).String(); got != code {
 					t.Fatalf("%v, want %s as Porch's runner answered (%s)", err, code, want)
 				}
+				// Porch shows its user the message alone: unlike its own runner's, it names each finding
+				findings, _ := os.ReadFile(filepath.Join(dir, "findings"))
+				for _, f := range strings.Split(strings.TrimSpace(string(findings)), "\n") {
+					if f != "" && !strings.Contains(status.Convert(err).Message(), f) {
+						t.Errorf("the message does not name the finding %q:\n%s", f, status.Convert(err).Message())
+					}
+				}
 				return
 			}
 			if err != nil {
