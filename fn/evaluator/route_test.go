@@ -148,7 +148,7 @@ func TestImageNamesAsPorchSpellsThem(t *testing.T) {
 		{"registry.example.com/fns/pinned:v9@" + digestA, "Pinned"}, // the digest decides
 		{"registry.example.com/fns/pinned:v2", ""},
 		{"registry.example.com/fns/other@" + digestA, ""},
-		{"docker.io/library/set-namespace:v0.4", ""}, // Porch gives a short name its prefix, not Docker's
+		{"registry.example.com/library/set-namespace:v0.4", ""}, // a name with a slash stays as it is
 	}
 	for _, tc := range tests {
 		resp, err := client.EvaluateFunction(context.Background(), &evaluatorpb.EvaluateFunctionRequest{Image: tc.image, ResourceList: []byte(yamlList)})
