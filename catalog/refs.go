@@ -23,6 +23,31 @@ type ImageRef struct {
 	Digest string // "sha256:<hex>", when pinned
 }
 
+// Completed is the reference as Porch and kpt complete an image before they run it: a name without
+// a slash gets prefix in front ("set-labels:v0.2" is prefix/set-labels:v0.2; no change when prefix
+// is ""), and a reference with neither tag nor digest gets the tag "latest".
+func (r ImageRef) Completed(prefix string) ImageRef {
+	if prefix = strings.TrimRight(prefix, "/"); prefix != "" && !strings.Contains(r.Name, "/") {
+		r.Name = prefix + "/" + r.Name
+	}
+	if r.Tag == "" && r.Digest == "" {
+		r.Tag = "latest"
+	}
+	return r
+}
+
+// String writes the reference back: name[:tag][@digest].
+func (r ImageRef) String() string {
+	s := r.Name
+	if r.Tag != "" {
+		s += ":" + r.Tag
+	}
+	if r.Digest != "" {
+		s += "@" + r.Digest
+	}
+	return s
+}
+
 // Errors of ParseImage, worded as distribution/reference words them.
 var (
 	errRefFormat    = errors.New("invalid reference format")

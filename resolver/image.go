@@ -58,21 +58,24 @@ func (r *Resolver) Images(ctx context.Context) ([]CatalogImage, error) {
 // ResolveImage finds the function whose container runtime is the image: the same repository and
 // the same tag, or the same digest, the first in search order. What runs is the version the
 // catalog lists, so a match by tag runs what the catalog pinned, whatever the tag points at now.
-// With a runtime kind, only versions that offer it match. No match is ErrNotFound.
+// With a runtime kind, only versions that offer it match. No match is ErrNotFound. An image without
+// tag or digest is its :latest; with Options.ShortImagePrefix, names are completed as Porch does.
 func (r *Resolver) ResolveImage(ctx context.Context, image, kind string) (*Resolution, error) {
 	want, err := catalog.ParseImage(image)
 	if err != nil {
 		return nil, fmt.Errorf("resolve image: %w", err)
 	}
-	if want.Tag == "" && want.Digest == "" {
-		want.Tag = "latest"
-	}
+	want = want.Completed(r.shortImagePrefix)
 	images, err := r.Images(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("resolve image %s: %w", image, err)
 	}
 	for _, img := range images {
-		if imageMatches(img.Ref, want) && (kind == "" || slices.Contains(img.Version.Runtime.Kinds(), kind)) {
+		have := img.Ref
+		if r.shortImagePrefix != "" {
+			have = have.Completed(r.shortImagePrefix)
+		}
+		if imageMatches(have, want) && (kind == "" || slices.Contains(img.Version.Runtime.Kinds(), kind)) {
 			return img.Resolution, nil
 		}
 	}

@@ -83,6 +83,11 @@ type Options struct {
 	OCI CatalogPuller
 	// Git is the git binary for git references; "" means git from PATH.
 	Git string
+	// ShortImagePrefix, when set, completes image names without a slash on both sides of
+	// ResolveImage, the image asked for and the catalogs' images, as Porch and kpt complete them
+	// (catalog.ImageRef.Completed): "set-labels:v0.2" and PREFIX/set-labels:v0.2 are one image, and
+	// an untagged catalog image is its :latest.
+	ShortImagePrefix string
 }
 
 // Resolver resolves function configs to runtimes. It is safe for concurrent use. Catalogs are
@@ -98,6 +103,7 @@ type Resolver struct {
 	git              gitFetcher
 	oci              CatalogPuller
 	val              *catalog.Validator
+	shortImagePrefix string
 
 	mu     sync.Mutex
 	loaded map[int]*loaded
@@ -119,6 +125,7 @@ func New(o Options) (*Resolver, error) {
 		git:              gitFetcher{git: o.Git},
 		oci:              o.OCI,
 		loaded:           map[int]*loaded{},
+		shortImagePrefix: o.ShortImagePrefix,
 	}
 	if r.https.dir == "" {
 		r.https.dir = cachedir.Default().Catalogs()

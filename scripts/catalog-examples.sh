@@ -11,6 +11,12 @@
 #   ONLY=set-labels-simple scripts/...     run one example (every run keeps its work directory,
 #                                          $WORK/run/NAME: got/, want/, out, diff)
 #   KRM_CATALOG=/tmp/old scripts/...       measure another krm-catalog build
+#   SERVE=1 scripts/...                    run every function through `krm-catalog fn serve`: a
+#                                          server over the catalog below, and fn render and fn run
+#                                          over a second catalog whose exec runtimes are
+#                                          `krm-catalog fn proxy --evaluator` to it, so each call goes
+#                                          over gRPC to the server, which runs the executable
+#                                          ($WORK/fn-serve.log holds its log)
 #   KPT=/tmp/kpt scripts/...               run every example through that kpt binary too, as the
 #                                          catalog's e2e harness does (docker, images built here;
 #                                          $WORK/run/NAME/kpt/NAME, kpt.out, kpt.diff, both.diff),
@@ -103,6 +109,34 @@ for d in "$KFC"/functions/go/*/; do
 EOT
 done
 
+CACHE=$WORK/cache
+if [ -n "${SERVE:-}" ]; then
+	# the server runs the catalog's executables; what fn render and fn run resolve each image to is
+	# a wrapper that hands the call to it (fn proxy: the list to the server, its answer back)
+	"$WORK/krm-catalog" fn serve --addr 127.0.0.1:0 --log-format json --runtime exec --catalog "$catalog" \
+		--trusted-catalog "$catalog" --cache-dir "$WORK/cache" 2>"$WORK/fn-serve.log" &
+	serve_pid=$!
+	trap 'kill $serve_pid 2>/dev/null' EXIT
+	for _ in $(seq 1 600); do grep -q '"serving evaluator' "$WORK/fn-serve.log" && break; sleep 0.1; done
+	addr=$(sed -n 's/.*"msg":"serving evaluator[^"]*","addr":"\([^"]*\)".*/\1/p' "$WORK/fn-serve.log")
+	[ -n "$addr" ] || { echo "fn serve did not start: $WORK/fn-serve.log" >&2; exit 1; }
+	CACHE=$WORK/proxy-cache
+	rm -rf "$CACHE" "$WORK/proxy" && mkdir -p "$CACHE/exec" "$WORK/proxy"
+	awk -v dir="$WORK/proxy" -v krm="$WORK/krm-catalog" -v addr="$addr" -v cache="$CACHE" '
+		/container: \{image:/ { match($0, /image: "[^"]+"/); image = substr($0, RSTART + 8, RLENGTH - 9) }
+		/- \{bin: / {
+			match($0, /bin: [^,]+/); bin = substr($0, RSTART + 5, RLENGTH - 5)
+			f = dir "/" bin
+			printf "#!/bin/sh\nexec %s fn proxy --evaluator %s --image %s\n", krm, addr, image > f
+			close(f)
+			cmd = "chmod +x " f " && sha256sum " f; cmd | getline line; close(cmd); split(line, a, " ")
+			system("mkdir -p " cache "/exec/" a[1] " && cp " f " " cache "/exec/" a[1] "/" bin)
+			sub(/sha256: [0-9a-f]+/, "sha256: " a[1])
+		}
+		{ print }' "$catalog" >"$WORK/proxy-catalog.yaml"
+	catalog=$WORK/proxy-catalog.yaml
+fi
+
 # compare DIR: the example's package after the run against the original with diff.patch applied
 run_example() {
 	local ex=$1 src="$KFC/examples/$1" w="$WORK/run/$1"
@@ -116,7 +150,7 @@ run_example() {
 	local cfg="$src/.expected/config.yaml" code=0 expcode=0
 	[ -f "$cfg" ] && expcode=$(sed -n 's/^exitCode: *//p' "$cfg")
 	expcode=${expcode:-0}
-	local flags=(--runtime exec --catalog "$catalog" --trusted-catalog "$catalog" --cache-dir "$WORK/cache" --allow-exec)
+	local flags=(--runtime exec --catalog "$catalog" --trusted-catalog "$catalog" --cache-dir "$CACHE" --allow-exec)
 	if [ -f "$cfg" ] && grep -q '^testType: eval' "$cfg"; then
 		# kpt fn eval --image IMAGE [--fn-config FILE] -- k=v...: the config is FILE, or a ConfigMap
 		# of the arguments; the image goes in KEP-2299's runtime field, which the function never sees
@@ -256,7 +290,7 @@ if [ -n "${KPT:-}" ]; then
 	# the tags name public images: they are taken away again, so nothing else on this engine
 	# runs these builds under those names
 	untag() { [ -f "$WORK/image/tags" ] && sort -u "$WORK/image/tags" | xargs -r docker rmi >/dev/null 2>&1; rm -f "$WORK/image/tags"; }
-	trap untag EXIT
+	trap 'untag; [ -z "${serve_pid:-}" ] || kill "$serve_pid" 2>/dev/null' EXIT
 	kpt_images
 	echo "| example | krm-catalog | kpt $("$KPT" version 2>/dev/null | sed -n "s/^Version: //p") | krm-catalog and kpt |"
 	echo "| --- | --- | --- | --- |"

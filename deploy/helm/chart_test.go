@@ -87,6 +87,16 @@ var full = []string{
 	"--set", "evaluator.catalogs[0]=oci://registry.example.com/krm/catalogs/platform:v1.4.0",
 	"--set", "evaluator.keySecret=catalog-signing-key",
 	"--set", "evaluator.serviceMonitor.enabled=true",
+	"--set", "evaluator.fallback=function-runner.porch-system.svc:9445",
+}
+
+// evaluatorOnly installs the function evaluator for Porch alone: no service, no database.
+var evaluatorOnly = []string{
+	"--set", "server.enabled=false",
+	"--set", "evaluator.enabled=true",
+	"--set", "evaluator.catalogs[0]=oci://registry.example.com/krm/catalogs/platform:v1.4.0",
+	"--set", "evaluator.keySecret=catalog-signing-key",
+	"--set", "evaluator.fallback=function-runner.porch-system.svc:9445",
 }
 
 func TestChart(t *testing.T) {
@@ -94,7 +104,7 @@ func TestChart(t *testing.T) {
 	helm := helmBinary(t)
 	url := []string{"--set", "database.url=postgres://krm@db-a:5432,db-b:5432/krm_catalog?target_session_attrs=read-write"}
 
-	for _, values := range [][]string{url, full} {
+	for _, values := range [][]string{url, full, evaluatorOnly} {
 		if out, err := runHelm(t, helm, append([]string{"lint", "--strict", chart}, values...)...); err != nil {
 			t.Errorf("helm lint: %v\n%s", err, out)
 		}
@@ -109,7 +119,9 @@ func TestChart(t *testing.T) {
 			"ServiceAccount", "Secret", "Service", "Deployment", "Job", "NetworkPolicy", "PodDisruptionBudget"}},
 		{"everything on", full, []string{
 			"ServiceAccount", "Service", "Deployment", "Job", "Service", "Deployment", "PodDisruptionBudget",
-			"HorizontalPodAutoscaler", "Ingress", "NetworkPolicy", "PodDisruptionBudget", "ServiceMonitor", "ServiceMonitor"}},
+			"HorizontalPodAutoscaler", "Ingress", "NetworkPolicy", "NetworkPolicy", "PodDisruptionBudget", "ServiceMonitor", "ServiceMonitor"}},
+		{"the evaluator alone", evaluatorOnly, []string{
+			"ServiceAccount", "Service", "Deployment", "PodDisruptionBudget", "NetworkPolicy"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,6 +165,7 @@ func TestChart(t *testing.T) {
 	}{
 		{"no database", "set database.existingSecret", nil},
 		{"an evaluator without catalogs", "evaluator.catalogs", append(slices.Clone(url), "--set", "evaluator.enabled=true")},
+		{"nothing at all", "nothing to install", []string{"--set", "server.enabled=false"}},
 	} {
 		if _, err := runHelm(t, helm, append([]string{"template", "rel", chart}, tt.values...)...); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want an error saying %q", tt.name, err, tt.want)
@@ -169,19 +182,17 @@ func checkHardening(t *testing.T, objs []object) {
 			deployments[o.component()] = o
 		}
 	}
-	server, ok := deployments["server"]
-	if !ok {
-		t.Fatal("no Deployment of the server")
+	var workloads []object
+	server, hasServer := deployments["server"]
+	if hasServer {
+		workloads = append(workloads, server)
 	}
-	workloads := []object{server}
 	if ev, ok := deployments["evaluator"]; ok {
 		workloads = append(workloads, ev)
-		if args := ev.strings("spec", "template", "spec", "containers", 0, "args"); len(args) < 2 || args[0] != "fn" || args[1] != "serve" {
-			t.Errorf("the evaluator runs %v, want fn serve", args)
-		}
-		if ev.get("spec", "template", "spec", "containers", 0, "readinessProbe", "grpc", "port") == nil {
-			t.Error("the evaluator's readiness is not its gRPC health")
-		}
+		checkEvaluator(t, objs, ev)
+	}
+	if len(workloads) == 0 {
+		t.Fatal("no Deployment rendered")
 	}
 	for _, d := range workloads {
 		pod := []any{"spec", "template", "spec"}
@@ -217,6 +228,14 @@ func checkHardening(t *testing.T, objs []object) {
 		if !covered {
 			t.Errorf("%s: no PodDisruptionBudget selects its pods", d.name())
 		}
+	}
+	if !hasServer {
+		for _, o := range objs {
+			if o.kind() == "Job" || o.kind() == "Secret" || o.kind() == "Ingress" || o.kind() == "HorizontalPodAutoscaler" {
+				t.Errorf("the evaluator alone renders a %s %s", o.kind(), o.name())
+			}
+		}
+		return
 	}
 	for path, want := range map[string]string{"livenessProbe": "/healthz", "readinessProbe": "/readyz"} {
 		if got := server.get("spec", "template", "spec", "containers", 0, path, "httpGet", "path"); got != want {
@@ -259,6 +278,74 @@ func checkHardening(t *testing.T, objs []object) {
 	}
 	if job.get("spec", "template", "spec", "containers", 0, "securityContext", "readOnlyRootFilesystem") != true {
 		t.Error("the migration Job is not hardened like the Deployments")
+	}
+}
+
+// checkEvaluator holds what the chart promises of the evaluator: fn serve, gRPC health probes, a
+// writable TMPDIR on a read-only root, its fallback when set, and a NetworkPolicy that admits
+// Porch's namespace to its gRPC port.
+func checkEvaluator(t *testing.T, objs []object, ev object) {
+	t.Helper()
+	c := []any{"spec", "template", "spec", "containers", 0}
+	if args := ev.strings(append(slices.Clone(c), "args")...); len(args) < 2 || args[0] != "fn" || args[1] != "serve" {
+		t.Errorf("the evaluator runs %v, want fn serve", args)
+	} else if !slices.Contains(args, "--fallback=function-runner.porch-system.svc:9445") {
+		t.Errorf("the evaluator's args %v lack the fallback set in the values", args)
+	}
+	for _, p := range []string{"readinessProbe", "livenessProbe", "startupProbe"} {
+		if ev.get(append(slices.Clone(c), p, "grpc", "port")...) == nil {
+			t.Errorf("the evaluator's %s is not its gRPC health", p)
+		}
+	}
+	checkWritableTmp(t, ev.name(), ev.get("spec", "template", "spec"))
+	var admitted bool
+	for _, o := range objs {
+		if o.kind() != "NetworkPolicy" || o.component() != "evaluator" {
+			continue
+		}
+		if !cmp.Equal(o.get("spec", "podSelector", "matchLabels"), ev.get("spec", "selector", "matchLabels")) {
+			t.Errorf("NetworkPolicy %s selects %v, not the evaluator's pods", o.name(), o.get("spec", "podSelector", "matchLabels"))
+		}
+		admitted = fmt.Sprint(o.get("spec", "ingress", 0, "from", 0, "namespaceSelector", "matchLabels", "kubernetes.io/metadata.name")) == "porch-system" &&
+			fmt.Sprint(o.get("spec", "ingress", 0, "ports", 0, "port")) == "9445"
+	}
+	if !admitted {
+		t.Error("no NetworkPolicy admits Porch's namespace (porch-system) to the evaluator's gRPC port")
+	}
+}
+
+// checkWritableTmp holds that a pod whose containers have a read-only root gives each a writable
+// /tmp (an emptyDir) and TMPDIR pointing at it: functions make their homes there.
+func checkWritableTmp(t *testing.T, name string, podSpec any) {
+	t.Helper()
+	pod := object{m: map[string]any{"spec": podSpec}}
+	emptyDirs := map[string]bool{}
+	for i := 0; pod.get("spec", "volumes", i) != nil; i++ {
+		if pod.get("spec", "volumes", i, "emptyDir") != nil {
+			emptyDirs[fmt.Sprint(pod.get("spec", "volumes", i, "name"))] = true
+		}
+	}
+	for i := 0; pod.get("spec", "containers", i) != nil; i++ {
+		c := []any{"spec", "containers", i}
+		if pod.get(append(slices.Clone(c), "securityContext", "readOnlyRootFilesystem")...) != true {
+			continue
+		}
+		var tmp bool
+		for j := 0; pod.get(append(slices.Clone(c), "volumeMounts", j)...) != nil; j++ {
+			m := append(slices.Clone(c), "volumeMounts", j)
+			if pod.get(append(slices.Clone(m), "mountPath")...) == "/tmp" && emptyDirs[fmt.Sprint(pod.get(append(slices.Clone(m), "name")...))] &&
+				pod.get(append(slices.Clone(m), "readOnly")...) != true {
+				tmp = true
+			}
+		}
+		var tmpdir bool
+		for j := 0; pod.get(append(slices.Clone(c), "env", j)...) != nil; j++ {
+			e := append(slices.Clone(c), "env", j)
+			tmpdir = tmpdir || pod.get(append(slices.Clone(e), "name")...) == "TMPDIR" && pod.get(append(slices.Clone(e), "value")...) == "/tmp"
+		}
+		if !tmp || !tmpdir {
+			t.Errorf("%s: a read-only root without a writable /tmp emptyDir (%v) and TMPDIR=/tmp (%v)", name, tmp, tmpdir)
+		}
 	}
 }
 

@@ -46,17 +46,40 @@ type fnServe struct {
 	addr        string
 	metricsAddr string
 	done        chan error
+
+	mu     sync.Mutex
+	stderr []string // every line it wrote
+	bytes  int
+}
+
+// lines returns what fn serve wrote on standard error so far, and how many bytes.
+func (s *fnServe) lines() ([]string, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.stderr), s.bytes
 }
 
 // startFnServe starts `krm-catalog fn serve` on 127.0.0.1 with a catalog listing set-namespace by
 // image, and waits until it says where it serves.
 func startFnServe(t testing.TB, extra ...string) *fnServe {
 	t.Helper()
-	pub := publishImages(t, nil, map[string]string{"set-namespace": evaluatorImage})
+	return startFnServeImages(t, map[string]string{"set-namespace": evaluatorImage}, extra...)
+}
+
+// startFnServeImages is startFnServe with a catalog listing the example functions named by images.
+func startFnServeImages(t testing.TB, images map[string]string, extra ...string) *fnServe {
+	t.Helper()
+	pub := publishImages(t, nil, images)
+	return startFnServeCatalog(t, pub.catalog, pub.env, append([]string{"--cache-dir", t.TempDir()}, extra...)...)
+}
+
+// startFnServeCatalog starts fn serve over one trusted catalog, with env added to its environment.
+func startFnServeCatalog(t testing.TB, catalog string, env []string, extra ...string) *fnServe {
+	t.Helper()
 	args := append([]string{"fn", "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--log-format", "json",
-		"--catalog", pub.catalog, "--trusted-catalog", pub.catalog, "--cache-dir", t.TempDir()}, extra...)
+		"--catalog", catalog, "--trusted-catalog", catalog}, extra...)
 	cmd := exec.Command(bins.KrmCatalog, args...)
-	cmd.Env = append(os.Environ(), pub.env...)
+	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +96,13 @@ func startFnServe(t testing.TB, extra ...string) *fnServe {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		var log strings.Builder
+		sc.Buffer(nil, 16<<20)
 		for sc.Scan() {
 			log.WriteString(sc.Text() + "\n")
+			s.mu.Lock()
+			s.stderr = append(s.stderr, sc.Text())
+			s.bytes += len(sc.Bytes()) + 1
+			s.mu.Unlock()
 			var line struct{ Msg, Addr, URL string }
 			if json.Unmarshal(sc.Bytes(), &line) != nil {
 				continue
@@ -252,8 +280,8 @@ func TestFnServeEvaluatesByImage(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	for _, want := range []string{
-		`krm_catalog_evaluator_calls_total{code="OK",function="fn.example.com/SetNamespace@v1"}`,
-		`krm_catalog_evaluator_calls_total{code="NotFound",function="none"} 2`,
+		`krm_catalog_evaluator_calls_total{code="OK",function="fn.example.com/SetNamespace@v1",route="catalog"}`,
+		`krm_catalog_evaluator_calls_total{code="NotFound",function="none",route="none"} 2`,
 		`krm_catalog_evaluator_cold_starts_total{function="fn.example.com/SetNamespace@v1"} 1`,
 	} {
 		if !strings.Contains(string(body), want) {
@@ -288,19 +316,22 @@ func grepLines(s, substr string) string {
 // BenchmarkFnServeVsFnRun: a warm EvaluateFunction of the set-namespace exec function over 100
 // Deployments against a fresh `krm-catalog fn run -` of the same function and input, turn by turn
 // in one run. Reports the ratio of medians (target: at least 5) and the p50/p99 of 1,000 warm
-// calls.
+// calls. A third series, also interleaved, is the warm call of a fn serve with --yaml-wire=false
+// (the list read and sent to the spec v2 server as JSON): the cost of answering as Porch's runner
+// does.
 //
 //	go test ./e2e/functions -run '^$' -bench FnServeVsFnRun -benchtime 1x
 func BenchmarkFnServeVsFnRun(b *testing.B) {
 	const rounds, warmCalls = 20, 1000
 	s := startFnServe(b)
 	client := evaluatorpb.NewFunctionEvaluatorClient(s.dial(b))
+	jsonClient := evaluatorpb.NewFunctionEvaluatorClient(startFnServe(b, "--yaml-wire=false").dial(b))
 	input := fntest.Deployments(100, "bench")
 	pub := publishImages(b, nil, map[string]string{"set-namespace": evaluatorImage})
 	env := append(os.Environ(), pub.env...)
 	fnRunArgs := []string{"fn", "run", "-", "--runtime", "exec", "--catalog", pub.catalog, "--trusted-catalog", pub.catalog, "--cache-dir", b.TempDir()}
 	ctx := context.Background()
-	call := func() time.Duration {
+	callOn := func(client evaluatorpb.FunctionEvaluatorClient) time.Duration {
 		start := time.Now()
 		resp, err := client.EvaluateFunction(ctx, &evaluatorpb.EvaluateFunctionRequest{Image: evaluatorImage, ResourceList: input})
 		d := time.Since(start)
@@ -309,6 +340,7 @@ func BenchmarkFnServeVsFnRun(b *testing.B) {
 		}
 		return d
 	}
+	call := func() time.Duration { return callOn(client) }
 	fnRun := func() time.Duration {
 		cmd := exec.Command(bins.KrmCatalog, fnRunArgs...)
 		cmd.Env = env
@@ -323,12 +355,14 @@ func BenchmarkFnServeVsFnRun(b *testing.B) {
 		}
 		return d
 	}
-	call()  // starts the function's server
-	fnRun() // fills fn run's cache: downloads are not what is measured
-	var warm, fresh []time.Duration
+	call()             // starts the function's server
+	callOn(jsonClient) // and the other's
+	fnRun()            // fills fn run's cache: downloads are not what is measured
+	var warm, warmJSON, fresh []time.Duration
 	for b.Loop() {
 		for range rounds {
 			warm = append(warm, call())
+			warmJSON = append(warmJSON, callOn(jsonClient))
 			fresh = append(fresh, fnRun())
 		}
 	}
@@ -337,11 +371,14 @@ func BenchmarkFnServeVsFnRun(b *testing.B) {
 		many = append(many, call())
 	}
 	slices.Sort(warm)
+	slices.Sort(warmJSON)
 	slices.Sort(fresh)
 	slices.Sort(many)
 	b.ReportMetric(ms(fresh[len(fresh)/2], 1), "ms-fn-run-median")
 	b.ReportMetric(ms(warm[len(warm)/2], 1), "ms-warm-median")
 	b.ReportMetric(float64(fresh[len(fresh)/2])/float64(warm[len(warm)/2]), "x-warm-faster")
+	b.ReportMetric(ms(warmJSON[len(warmJSON)/2], 1), "ms-warm-json-wire-median")
+	b.ReportMetric(float64(warm[len(warm)/2])/float64(warmJSON[len(warmJSON)/2]), "x-pass-through-over-json")
 	b.ReportMetric(ms(many[len(many)/2], 1), "ms-warm-p50")
 	b.ReportMetric(ms(many[len(many)*99/100], 1), "ms-warm-p99")
 }

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,7 +44,8 @@ import (
 // matrixMode is a column: one way a function call happens.
 type matrixMode struct {
 	// command is how the function is run: "fn run", "fn render", "build" (a Kustomization),
-	// "build composition", "fn proxy" (under the real kustomize) or "fn serve" (over gRPC).
+	// "build composition", "fn proxy" (under the real kustomize), "fn serve" (over gRPC) or
+	// "fn serve --fallback" (a fn serve whose catalogs list nothing, forwarding to one that runs it).
 	command string
 	// runtime is exec, container or starlark (--runtime).
 	runtime string
@@ -73,6 +75,7 @@ const (
 	cmdComposition = "build composition"
 	cmdProxy       = "fn proxy"
 	cmdServe       = "fn serve"
+	cmdFallback    = "fn serve --fallback"
 )
 
 // matrixModes are the columns. Every command runs every runtime; exec, the cheap one, in every
@@ -102,6 +105,10 @@ func matrixModes() []matrixMode {
 		}
 		modes = append(modes, matrixMode{c, "container", "never", false}, matrixMode{c, "container", "always", true}, matrixMode{c, "starlark", "", false})
 	}
+	// forwarded calls: the answer of the fn serve behind comes back as it was, so a few of its modes
+	// stand for all
+	modes = append(modes, matrixMode{cmdFallback, "exec", "always", true}, matrixMode{cmdFallback, "exec", "never", false},
+		matrixMode{cmdFallback, "container", "always", true}, matrixMode{cmdFallback, "starlark", "", false})
 	return modes
 }
 
@@ -138,7 +145,7 @@ func (r matrixRow) notApplicable(m matrixMode) string {
 		switch m.command {
 		case cmdBuild, cmdComposition, cmdProxy:
 			return "it writes no package: build and kustomize print the resources, and a path annotation is output, not a write"
-		case cmdServe:
+		case cmdServe, cmdFallback:
 			return "it writes no package: Porch writes it, and refuses a path outside it itself (kpt's enforcePathInvariants)"
 		}
 	}
@@ -151,7 +158,7 @@ func (v verdict) project(m matrixMode) verdict {
 	switch m.command {
 	case cmdProxy:
 		v.steps = nil
-	case cmdServe:
+	case cmdServe, cmdFallback:
 		var results []fn.Result
 		if len(v.steps) > 0 {
 			results = v.steps[0].Results
@@ -365,9 +372,8 @@ func (e *matrixEnv) flags(m matrixMode, r matrixRow) []string {
 	if m.server != "" {
 		f = append(f, "--server-mode", m.server)
 	}
-	if m.yamlWire {
-		f = append(f, "--yaml-wire")
-	}
+	// said either way: fn serve's default is true, the other commands' false
+	f = append(f, "--yaml-wire="+strconv.FormatBool(m.yamlWire))
 	if r.timeout {
 		f = append(f, "--timeout", "3s")
 	}
@@ -420,7 +426,7 @@ func (e *matrixEnv) run(m matrixMode, r matrixRow) (verdict, string, error) {
 		return verdict{}, "", err
 	}
 	defer os.RemoveAll(dir)
-	if m.command == cmdServe {
+	if m.command == cmdServe || m.command == cmdFallback {
 		return e.serve(dir, m, r)
 	}
 	pkg := filepath.Join(dir, "pkg")
@@ -620,64 +626,33 @@ func fingerprint(nodes []*yaml.RNode) string {
 func (e *matrixEnv) serve(dir string, m matrixMode, r matrixRow) (verdict, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	args := append([]string{"fn", "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--log-format", "json", "--shutdown-grace", "5s"}, e.flags(m, r)...)
-	cmd := exec.CommandContext(ctx, bins.KrmCatalog, args...)
-	cmd.Env = append(os.Environ(), e.env...)
-	cmd.Dir = dir
-	stderr, err := cmd.StderrPipe()
+	flags := e.flags(m, r)
+	var behind *servedCell
+	if m.command == cmdFallback {
+		var err error
+		if behind, err = e.startServe(ctx, dir, flags); err != nil {
+			return verdict{}, behind.logged(), err
+		}
+		defer behind.stop()
+		// the front's catalog lists nothing: every call goes behind, as it came
+		empty := filepath.Join(dir, "empty-catalog.yaml")
+		if err := os.WriteFile(empty, []byte("apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionCatalog\nmetadata: {name: empty}\nspec:\n  krmFunctions: []\n"), 0o644); err != nil {
+			return verdict{}, "", err
+		}
+		flags = []string{"--catalog", empty, "--trusted-catalog", empty, "--cache-dir", filepath.Join(dir, "front-cache"), "--fallback", behind.addr}
+	}
+	front, err := e.startServe(ctx, dir, flags)
+	logged := func() string {
+		if behind != nil {
+			return front.logged() + "behind:\n" + behind.logged()
+		}
+		return front.logged()
+	}
 	if err != nil {
-		return verdict{}, "", err
+		return verdict{}, logged(), err
 	}
-	if err := cmd.Start(); err != nil {
-		return verdict{}, "", err
-	}
-	var log strings.Builder
-	var mu sync.Mutex
-	var metrics string
-	addr := make(chan string, 1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			mu.Lock()
-			log.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			var line struct{ Msg, Addr, URL string }
-			if json.Unmarshal(sc.Bytes(), &line) != nil {
-				continue
-			}
-			switch line.Msg {
-			case "metrics":
-				mu.Lock()
-				metrics = line.URL
-				mu.Unlock()
-			case "serving evaluator.FunctionEvaluator":
-				addr <- line.Addr
-			}
-		}
-	}()
-	defer func() {
-		// stopped as a Deployment stops it, so that it stops its function servers (a container
-		// outlives a killed krm-catalog)
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(time.Minute):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		_ = cmd.Wait()
-	}()
-	logged := func() string { mu.Lock(); defer mu.Unlock(); return log.String() }
-	var a string
-	select {
-	case a = <-addr:
-	case <-done:
-		return verdict{}, logged(), errors.New("fn serve ended before serving")
-	case <-ctx.Done():
-		return verdict{}, logged(), errors.New("fn serve did not start")
-	}
+	defer front.stop()
+	a, metrics := front.addr, front.metrics
 	conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return verdict{}, logged(), err
@@ -729,13 +704,80 @@ func (e *matrixEnv) serve(dir string, m matrixMode, r matrixRow) (verdict, strin
 	if calls[0].failed {
 		code = "Internal"
 	}
-	mu.Lock()
-	metricsURL := metrics
-	mu.Unlock()
-	if n, err := scrapeCalls(ctx, metricsURL, code); err != nil || n != 2 {
+	if n, err := scrapeCalls(ctx, metrics, code); err != nil || n != 2 {
 		return calls[0], detail.String() + logged(), fmt.Errorf("krm_catalog_evaluator_calls_total{code=%q} = %v (%v), want 2", code, n, err)
 	}
 	return calls[0], detail.String() + logged(), nil
+}
+
+// servedCell is a fn serve a cell started.
+type servedCell struct {
+	addr, metrics string
+	logged        func() string
+	stop          func()
+}
+
+// startServe starts fn serve with flags and waits until it says where it serves.
+func (e *matrixEnv) startServe(ctx context.Context, dir string, flags []string) (*servedCell, error) {
+	args := append([]string{"fn", "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--log-format", "json", "--shutdown-grace", "5s"}, flags...)
+	cmd := exec.CommandContext(ctx, bins.KrmCatalog, args...)
+	cmd.Env = append(os.Environ(), e.env...)
+	cmd.Dir = dir
+	var log strings.Builder
+	var mu sync.Mutex
+	s := &servedCell{logged: func() string { mu.Lock(); defer mu.Unlock(); return log.String() }, stop: func() {}}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return s, err
+	}
+	if err := cmd.Start(); err != nil {
+		return s, err
+	}
+	addr := make(chan [2]string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var metrics string
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			mu.Lock()
+			log.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			var line struct{ Msg, Addr, URL string }
+			if json.Unmarshal(sc.Bytes(), &line) != nil {
+				continue
+			}
+			switch line.Msg {
+			case "metrics":
+				metrics = line.URL
+			case "serving evaluator.FunctionEvaluator":
+				addr <- [2]string{line.Addr, metrics}
+			}
+		}
+	}()
+	s.stop = func() {
+		// stopped as a Deployment stops it, so that it stops its function servers (a container
+		// outlives a killed krm-catalog)
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		_ = cmd.Wait()
+	}
+	select {
+	case a := <-addr:
+		s.addr, s.metrics = a[0], a[1]
+		return s, nil
+	case <-done:
+		s.stop()
+		return s, errors.New("fn serve ended before serving")
+	case <-ctx.Done():
+		s.stop()
+		return s, errors.New("fn serve did not start")
+	}
 }
 
 // scrapeCalls sums krm_catalog_evaluator_calls_total over the series with the code.
@@ -853,7 +895,7 @@ func TestVerdictMatrix(t *testing.T) {
 	var table strings.Builder
 	for _, r := range rows {
 		fmt.Fprintf(&table, "%s:", r.name)
-		for _, command := range []string{cmdRun, cmdRender, cmdBuild, cmdComposition, cmdProxy, cmdServe} {
+		for _, command := range []string{cmdRun, cmdRender, cmdBuild, cmdComposition, cmdProxy, cmdServe, cmdFallback} {
 			agreed, total, why := 0, 0, map[string]bool{}
 			for _, c := range cells {
 				if c.row.name != r.name || c.mode.command != command {

@@ -1,7 +1,8 @@
 // Package evaluator serves Porch's function evaluator API (evaluator.FunctionEvaluator): a
 // function named by its image is resolved through the trusted catalogs, verified, and run over the
-// ResourceList of the request. It is what `krm-catalog fn serve` runs, so that Porch's server-side
-// rendering can use catalogs instead of a pod per image.
+// ResourceList of the request; an image no catalog lists goes, unchanged, to a fallback evaluator
+// (Porch's own function runner) when there is one. It is what `krm-catalog fn serve` runs, so that
+// Porch's server-side rendering can use catalogs instead of a pod per image.
 package evaluator
 
 import (
@@ -11,9 +12,10 @@ import (
 	"log/slog"
 	"path"
 	"strings"
-	"sync"
 	"time"
+	"unicode/utf8"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -40,22 +42,42 @@ type Runner interface {
 
 // Defaults of Options.
 const (
-	DefaultCallTimeout   = 5 * time.Minute
-	DefaultMaxConcurrent = 4
-	DefaultMaxQueued     = 64
+	DefaultCallTimeout = 5 * time.Minute
+	// DefaultResolutionCache is how many images' resolutions are remembered: far more than the
+	// images of real catalogs, each spelling counted once per what it runs (cacheKey).
+	DefaultResolutionCache = 4096
 )
 
 // Options configure a Server.
 type Options struct {
 	Resolver Resolver
 	Runner   Runner
+	// Fallback, when set, answers the calls for images no trusted catalog lists: the request is
+	// forwarded unchanged, within the call's deadline, and its answer returned as it came.
+	Fallback evaluatorpb.FunctionEvaluatorClient
+	// ImagePrefix completes image names without a slash, as Porch completes them before it sends
+	// them (its default prefix); "" leaves them as they are. The resolver must complete the
+	// catalogs' images alike (resolver.Options.ShortImagePrefix).
+	ImagePrefix string
 	// CallTimeout bounds one call, its wait for a slot included; a shorter client deadline wins.
 	CallTimeout time.Duration
-	// MaxConcurrent bounds the calls of one function that run at once; MaxQueued bounds those
-	// waiting for a slot, past which a call is ResourceExhausted at once.
-	MaxConcurrent, MaxQueued int
-	Logger                   *slog.Logger
-	Metrics                  *Metrics
+	// MaxConcurrent bounds the calls of one function that run at once.
+	MaxConcurrent int
+	// MemoryBudget bounds the memory the calls in flight are estimated to hold (callCost); a call
+	// that does not fit waits. MaxQueuedBytes bounds the size of the requests waiting; past it a call
+	// is ResourceExhausted at once.
+	MemoryBudget, MaxQueuedBytes int64
+	// ResolutionCache is how many resolutions are remembered (least recently used go first).
+	ResolutionCache int
+	// PassThrough hands a process or server function the request's list as it came and answers
+	// with what the function wrote, unread, as Porch's runner does. Without it the list is read,
+	// sent in the runner's wire, and written back with its input's styles restored.
+	PassThrough bool
+	// MaxMessageSize bounds what a function may answer (the response's limit); 0 means
+	// DefaultMaxMessageSize.
+	MaxMessageSize int
+	Logger         *slog.Logger
+	Metrics        *Metrics
 }
 
 // Server implements evaluatorpb.FunctionEvaluatorServer.
@@ -63,9 +85,8 @@ type Server struct {
 	evaluatorpb.UnimplementedFunctionEvaluatorServer
 	o Options
 
-	mu       sync.Mutex
-	resolved map[string]*resolver.Resolution // by image; only what a trusted catalog lists
-	limits   map[string]*limiter             // by function version
+	resolved *lru.Cache[string, *resolver.Resolution] // by cacheKey; only what a trusted catalog lists
+	admit    *admission
 }
 
 // New returns a Server.
@@ -76,17 +97,39 @@ func New(o Options) *Server {
 	if o.MaxConcurrent <= 0 {
 		o.MaxConcurrent = DefaultMaxConcurrent
 	}
-	if o.MaxQueued < 0 {
-		o.MaxQueued = 0
+	if o.MemoryBudget <= 0 {
+		o.MemoryBudget = DefaultMemoryBudget
+	}
+	if o.MaxQueuedBytes <= 0 {
+		o.MaxQueuedBytes = DefaultMaxQueuedBytes
+	}
+	if o.ResolutionCache <= 0 {
+		o.ResolutionCache = DefaultResolutionCache
+	}
+	if o.MaxMessageSize <= 0 {
+		o.MaxMessageSize = DefaultMaxMessageSize
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{o: o, resolved: map[string]*resolver.Resolution{}, limits: map[string]*limiter{}}
+	cache, err := lru.New[string, *resolver.Resolution](o.ResolutionCache)
+	if err != nil {
+		panic(err) // only for a size <= 0, excluded above
+	}
+	return &Server{o: o, resolved: cache, admit: newAdmission(o)}
 }
+
+// Routes a call takes (the route label of the metrics, the route of the log line).
+const (
+	routeCatalog  = "catalog"  // a function a trusted catalog lists
+	routeStarlark = "starlark" // kpt's starlark image, run in-process
+	routeFallback = "fallback" // forwarded to the fallback evaluator
+	routeNone     = "none"     // refused before it ran anywhere
+)
 
 // call is what one EvaluateFunction learned, for its log line and metrics.
 type call struct {
+	route    string
 	function string // group/kind@version, or "starlark", or "" when nothing was resolved
 	cold     bool
 	cached   bool
@@ -95,14 +138,14 @@ type call struct {
 // EvaluateFunction runs the function the request's image names over its ResourceList.
 func (s *Server) EvaluateFunction(ctx context.Context, req *evaluatorpb.EvaluateFunctionRequest) (*evaluatorpb.EvaluateFunctionResponse, error) {
 	start := time.Now()
-	var c call
-	resp, err := s.evaluate(ctx, req, &c)
+	c := call{route: routeNone}
+	resp, err := s.route(ctx, req, &c)
 	code := status.Code(err)
 	elapsed := time.Since(start)
 	s.o.Metrics.observe(c, code, elapsed)
 	level, attrs := slog.LevelInfo, []slog.Attr{
-		slog.String("image", req.GetImage()), slog.String("function", c.function), slog.String("code", code.String()),
-		slog.Duration("duration", elapsed), slog.Bool("cold", c.cold),
+		slog.String("image", logImage(req.GetImage())), slog.String("route", c.route), slog.String("function", c.function),
+		slog.String("code", code.String()), slog.Duration("duration", elapsed), slog.Bool("cold", c.cold),
 	}
 	if err != nil {
 		level, attrs = slog.LevelWarn, append(attrs, slog.String("error", status.Convert(err).Message()))
@@ -111,27 +154,106 @@ func (s *Server) EvaluateFunction(ctx context.Context, req *evaluatorpb.Evaluate
 	return resp, err
 }
 
-func (s *Server) evaluate(ctx context.Context, req *evaluatorpb.EvaluateFunctionRequest, c *call) (*evaluatorpb.EvaluateFunctionResponse, error) {
-	if req.GetImage() == "" {
-		return nil, status.Error(codes.InvalidArgument, "image: empty")
+// maxLoggedImage is how much of an image name a log line or a message holds: a real reference is
+// far shorter, and a client's 3 MB "image" should not be written out whole.
+const maxLoggedImage = 512
+
+// logImage is an image name as logs and messages show it: cut at maxLoggedImage bytes.
+func logImage(image string) string {
+	if len(image) <= maxLoggedImage {
+		return image
 	}
-	rl, format, err := fn.DecodeResourceList(req.GetResourceList())
+	cut := maxLoggedImage
+	for cut > 0 && !utf8.RuneStart(image[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", image[:cut], len(image))
+}
+
+// route decides where a call goes: the catalogs' function, kpt's starlark image with a StarlarkRun,
+// the fallback evaluator, or nowhere (NotFound). The image is resolved, and the call admitted,
+// before its list is decoded: a request for an image nothing here runs costs no more than its bytes.
+func (s *Server) route(ctx context.Context, req *evaluatorpb.EvaluateFunctionRequest, c *call) (*evaluatorpb.EvaluateFunctionResponse, error) {
+	ref, err := requestImage(req.GetImage(), s.o.ImagePrefix)
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "resource_list: %v", err)
+		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
 	defer cancel()
 
-	res, err := s.resolve(ctx, req.GetImage(), rl.FunctionConfig, c)
-	if err != nil {
-		return nil, err
+	res, err := s.resolve(ctx, req.GetImage(), ref, c)
+	switch {
+	case err == nil:
+		c.route = routeCatalog
+		return s.evaluate(ctx, req, res, c)
+	case !errors.Is(err, resolver.ErrNotFound):
+		return nil, callError(ctx, codes.Unavailable, err)
 	}
-	release, err := s.acquire(ctx, c.function)
+	if isStarlarkImage(ref) {
+		resp, ran, serr := s.starlark(ctx, req, c)
+		if ran {
+			return resp, serr
+		}
+	}
+	if s.o.Fallback != nil {
+		c.route, c.function = routeFallback, ""
+		return s.forward(ctx, req)
+	}
+	return nil, status.Error(codes.NotFound, err.Error())
+}
+
+// starlark runs kpt's starlark image when the request's functionConfig is a StarlarkRun with a
+// script; ran is false when it is not one (the call then goes on as for any image no catalog lists).
+func (s *Server) starlark(ctx context.Context, req *evaluatorpb.EvaluateFunctionRequest, c *call) (resp *evaluatorpb.EvaluateFunctionResponse, ran bool, err error) {
+	size := len(req.GetResourceList())
+	release, err := s.admit.admit(ctx, routeStarlark, size, callCost(size, s.o.MemoryBudget))
+	if err != nil {
+		c.route = routeStarlark
+		return nil, true, err
+	}
+	defer release()
+	rl, format, err := decodeList(req.GetResourceList())
+	if err != nil {
+		c.route = routeStarlark
+		return nil, true, status.Errorf(codes.InvalidArgument, "resource_list: %v", err)
+	}
+	e, err := resolver.ExplicitRuntime(rl.FunctionConfig)
+	if err != nil {
+		c.route = routeStarlark
+		return nil, true, status.Errorf(codes.InvalidArgument, "functionConfig: %v", err)
+	}
+	if e == nil || e.Starlark == nil || e.Starlark.Script == "" {
+		return nil, false, nil
+	}
+	c.route, c.function = routeStarlark, "starlark"
+	res := &resolver.Resolution{APIVersion: rl.FunctionConfig.GetApiVersion(), Kind: rl.FunctionConfig.GetKind(), Explicit: e}
+	resp, err = s.run(ctx, req, res, rl, format, c)
+	return resp, true, err
+}
+
+// decodeList reads a request's ResourceList. What it may cost was reserved by the call's size
+// (callCost); a node budget on the reader, when it takes one, makes that bound hold for lists dense
+// in nodes too.
+func decodeList(data []byte) (*fn.ResourceList, fn.Format, error) {
+	return fn.DecodeResourceList(data)
+}
+
+func (s *Server) evaluate(ctx context.Context, req *evaluatorpb.EvaluateFunctionRequest, res *resolver.Resolution, c *call) (*evaluatorpb.EvaluateFunctionResponse, error) {
+	size := len(req.GetResourceList())
+	release, err := s.admit.admit(ctx, c.function, size, callCost(size, s.o.MemoryBudget))
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	rl, format, err := decodeList(req.GetResourceList())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "resource_list: %v", err)
+	}
+	return s.run(ctx, req, res, rl, format, c)
+}
 
+// run checks the functionConfig against the function's schema and runs the function over the list.
+func (s *Server) run(ctx context.Context, req *evaluatorpb.EvaluateFunctionRequest, res *resolver.Resolution, rl *fn.ResourceList, format fn.Format, c *call) (*evaluatorpb.EvaluateFunctionResponse, error) {
 	checked, violations, err := s.o.Runner.CheckResolved(res, rl.FunctionConfig)
 	if err != nil {
 		if len(violations) > 0 {
@@ -148,7 +270,17 @@ func (s *Server) evaluate(ctx context.Context, req *evaluatorpb.EvaluateFunction
 	if err != nil {
 		return nil, callError(ctx, codes.FailedPrecondition, err)
 	}
-	items, runs, runErr := fn.Run(ctx, []fn.Step{step}, rl.Items)
+	var (
+		items  []*yaml.RNode
+		runs   []fn.FunctionResults
+		runErr error
+		raw    []byte // what the function wrote, when it was handed the request as it came
+	)
+	if f, ok := step.Function.(encodedFunction); ok && s.o.PassThrough {
+		raw, runs, runErr = s.passThrough(ctx, f, step.Name, req.GetResourceList(), format)
+	} else {
+		items, runs, runErr = fn.Run(ctx, []fn.Step{step}, rl.Items)
+	}
 	c.cold = s.o.Runner.Running() > running
 	var results []fn.Result
 	var log []byte
@@ -163,7 +295,7 @@ func (s *Server) evaluate(ctx context.Context, req *evaluatorpb.EvaluateFunction
 		if len(runs) > 0 {
 			run = runs[0]
 		}
-		st := status.New(callCode(ctx, codes.Internal, runErr), failureMessage(req.GetImage(), run, runErr))
+		st := status.New(callCode(ctx, codes.Internal, runErr), failureMessage(logImage(req.GetImage()), run, runErr))
 		out := &fn.ResourceList{APIVersion: rl.APIVersion, Items: rl.Items, FunctionConfig: rl.FunctionConfig, Results: results}
 		if data, err := out.Encode(format); err == nil {
 			if withDetails, err := st.WithDetails(&evaluatorpb.EvaluateFunctionResponse{ResourceList: data, Log: log}); err == nil {
@@ -171,6 +303,9 @@ func (s *Server) evaluate(ctx context.Context, req *evaluatorpb.EvaluateFunction
 			}
 		}
 		return nil, st.Err()
+	}
+	if raw != nil {
+		return &evaluatorpb.EvaluateFunctionResponse{ResourceList: raw, Log: log}, nil
 	}
 	out := &fn.ResourceList{APIVersion: rl.APIVersion, Items: items, FunctionConfig: rl.FunctionConfig, Results: results}
 	data, err := out.Encode(format)
@@ -180,45 +315,93 @@ func (s *Server) evaluate(ctx context.Context, req *evaluatorpb.EvaluateFunction
 	return &evaluatorpb.EvaluateFunctionResponse{ResourceList: data, Log: log}, nil
 }
 
-// resolve finds what runs for an image: the function a trusted catalog lists for it, else, for
-// kpt's starlark image, the StarlarkRun of the request run in-process. Anything else is NotFound,
-// so that a client with several evaluators (Porch's) moves on to its next one.
-func (s *Server) resolve(ctx context.Context, image string, cfg *yaml.RNode, c *call) (*resolver.Resolution, error) {
-	s.mu.Lock()
-	res, ok := s.resolved[image]
-	s.mu.Unlock()
-	if ok {
+// encodedFunction is a runtime that can be handed a list as it came and answer with what the
+// function wrote, unread: the exec and container runtimes, and spec v2 servers. exited is whether
+// the answer comes with an exit status of 0 (a process), which is then its verdict.
+type encodedFunction interface {
+	RunEncoded(ctx context.Context, input []byte, format fn.Format, maxOutput int) (out []byte, stderr string, exited bool, err error)
+}
+
+// passThrough runs f over the request's list as it came and answers what the function wrote, as
+// Porch's own runner does: what Porch renders from it is then what it renders from its runner,
+// byte for byte, the function's own formatting included (krm-catalog's reading and writing of lists
+// would restore the styles of the input, which kpt's render, in Porch, does not). The output is
+// still read, for the verdict every mode shares (fn.Verdict: a server's error results fail the
+// call, output that is no ResourceList fails it) and for the results of a failure.
+func (s *Server) passThrough(ctx context.Context, f encodedFunction, name string, input []byte, format fn.Format) ([]byte, []fn.FunctionResults, error) {
+	out, stderr, exited, err := f.RunEncoded(ctx, input, format, s.o.MaxMessageSize)
+	var list *fn.ResourceList
+	if len(out) > 0 || err == nil {
+		l, _, derr := decodeList(out)
+		switch {
+		case derr == nil:
+			l.Exited, l.Stderr = exited, stderr
+			list = l
+		case err == nil:
+			err = &fn.FunctionError{Stderr: stderr, Err: fmt.Errorf("its output: %w", derr)}
+		}
+	}
+	code, failed := fn.Verdict(list, err)
+	fr := fn.FunctionResults{Function: name, Stderr: stderr, ExitCode: code}
+	if list != nil {
+		fr.Results = list.Results
+	}
+	if failed != nil {
+		return nil, []fn.FunctionResults{fr}, fmt.Errorf("%s: %w", name, failed)
+	}
+	return out, []fn.FunctionResults{fr}, nil
+}
+
+// resolve finds the function a trusted catalog lists for an image. Resolutions are remembered by
+// what runs (cacheKey), so that the spellings of one image cost one entry, and only for images that
+// resolve; an image no catalog lists is looked up anew each time.
+func (s *Server) resolve(ctx context.Context, image string, ref catalog.ImageRef, c *call) (*resolver.Resolution, error) {
+	key := cacheKey(ref)
+	if res, ok := s.resolved.Get(key); ok {
 		c.function, c.cached = functionLabel(res), true
 		return res, nil
 	}
 	res, err := s.o.Resolver.ResolveImage(ctx, image, "")
+	if err != nil {
+		return nil, err
+	}
+	s.resolved.Add(key, res)
+	c.function = functionLabel(res)
+	return res, nil
+}
+
+// maxImage is the longest image reference a request may name: a registry host, a repository path
+// (at most 255 characters), a tag (128) and a digest, with room to spare.
+const maxImage = 1024
+
+// requestImage parses a request's image and completes it as Porch spells images: prefix before a
+// name without a slash, ":latest" when there is neither tag nor digest.
+func requestImage(image, prefix string) (catalog.ImageRef, error) {
 	switch {
-	case err == nil:
-		s.mu.Lock()
-		s.resolved[image] = res
-		s.mu.Unlock()
-		c.function = functionLabel(res)
-		return res, nil
-	case !errors.Is(err, resolver.ErrNotFound):
-		return nil, callError(ctx, codes.Unavailable, err)
+	case image == "":
+		return catalog.ImageRef{}, errors.New("image: empty")
+	case len(image) > maxImage:
+		return catalog.ImageRef{}, fmt.Errorf("image: %s: %d bytes, longer than any image reference (at most %d)", logImage(image), len(image), maxImage)
 	}
-	if isStarlarkImage(image) {
-		e, eerr := resolver.ExplicitRuntime(cfg)
-		if eerr != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "functionConfig: %v", eerr)
-		}
-		if e != nil && e.Starlark != nil && e.Starlark.Script != "" {
-			c.function = "starlark"
-			return &resolver.Resolution{APIVersion: cfg.GetApiVersion(), Kind: cfg.GetKind(), Explicit: e}, nil
-		}
+	ref, err := catalog.ParseImage(image)
+	if err != nil {
+		return catalog.ImageRef{}, fmt.Errorf("image: %w", err)
 	}
-	return nil, status.Error(codes.NotFound, err.Error())
+	return ref.Completed(prefix), nil
+}
+
+// cacheKey names what an image runs: with a digest, the repository and the digest (a tag beside a
+// digest changes nothing of what runs), else the repository and the tag.
+func cacheKey(ref catalog.ImageRef) string {
+	if ref.Digest != "" {
+		return ref.Name + "@" + ref.Digest
+	}
+	return ref.Name + ":" + ref.Tag
 }
 
 // isStarlarkImage reports whether an image is kpt's starlark function: any registry, any tag.
-func isStarlarkImage(image string) bool {
-	ref, err := catalog.ParseImage(image)
-	return err == nil && path.Base(ref.Name) == "starlark"
+func isStarlarkImage(ref catalog.ImageRef) bool {
+	return path.Base(ref.Name) == "starlark"
 }
 
 func functionLabel(res *resolver.Resolution) string {
@@ -239,46 +422,4 @@ func callCode(ctx context.Context, code codes.Code, err error) codes.Code {
 		return codes.Canceled
 	}
 	return code
-}
-
-// limiter bounds the calls of one function: slots run, a bounded queue waits.
-type limiter struct {
-	slots  chan struct{}
-	mu     sync.Mutex
-	queued int
-}
-
-// acquire takes a slot of the function's limiter, waiting in its queue while there is room.
-func (s *Server) acquire(ctx context.Context, function string) (func(), error) {
-	s.mu.Lock()
-	l, ok := s.limits[function]
-	if !ok {
-		l = &limiter{slots: make(chan struct{}, s.o.MaxConcurrent)}
-		s.limits[function] = l
-	}
-	s.mu.Unlock()
-	release := func() { <-l.slots }
-	select {
-	case l.slots <- struct{}{}:
-		return release, nil
-	default:
-	}
-	l.mu.Lock()
-	if l.queued >= s.o.MaxQueued {
-		l.mu.Unlock()
-		return nil, status.Errorf(codes.ResourceExhausted, "function %s: %d calls running and %d waiting", function, s.o.MaxConcurrent, s.o.MaxQueued)
-	}
-	l.queued++
-	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		l.queued--
-		l.mu.Unlock()
-	}()
-	select {
-	case l.slots <- struct{}{}:
-		return release, nil
-	case <-ctx.Done():
-		return nil, callError(ctx, codes.DeadlineExceeded, fmt.Errorf("function %s: waiting for a slot: %w", function, ctx.Err()))
-	}
 }

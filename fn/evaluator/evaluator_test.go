@@ -95,7 +95,7 @@ func start(t *testing.T, o evaluator.Options) evaluatorpb.FunctionEvaluatorClien
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(1 << 20))
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(8 << 20))
 	evaluatorpb.RegisterFunctionEvaluatorServer(srv, evaluator.New(o))
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(srv.Stop)
@@ -139,7 +139,7 @@ func TestEvaluateFunction(t *testing.T) {
 	}{
 		{
 			name: "listed image runs, YAML in and out, comments kept", f: setNamespace,
-			req:  &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(yamlList), Tag: "ignored"},
+			req:  &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(yamlList)},
 			code: codes.OK,
 			wantList: `apiVersion: config.kubernetes.io/v1
 kind: ResourceList
@@ -277,18 +277,21 @@ func TestDeadlines(t *testing.T) {
 	}
 }
 
-// Calls of one function beyond MaxConcurrent wait in a queue of MaxQueued; past it they are
-// refused at once, and counted.
+// Calls of one function beyond MaxConcurrent wait, up to their deadline, while the requests
+// waiting fit in MaxQueuedBytes; past it a call is refused at once, and counted.
 func TestConcurrencyLimit(t *testing.T) {
 	t.Parallel()
+	size := int64(len(yamlList))
 	tests := []struct {
 		name                 string
-		concurrent, queued   int
+		concurrent           int
+		queuedBytes          int64
 		calls                int
 		wantMax, wantRefused int
 	}{
-		{"full: the third call is refused", 2, 0, 3, 2, 1},
-		{"queued: the second call waits for the first", 1, 1, 2, 1, 0},
+		{"full: the third call is refused", 2, size - 1, 3, 2, 1},
+		{"queued: the second call waits for the first", 1, size, 2, 1, 0},
+		{"a burst waits: 100 calls, 4 at a time", 4, evaluator.DefaultMaxQueuedBytes, 100, 4, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -306,7 +309,7 @@ func TestConcurrencyLimit(t *testing.T) {
 			})
 			r := &funcRunner{f: blocked}
 			reg := prometheus.NewRegistry()
-			client := start(t, evaluator.Options{Resolver: catalogs{}, Runner: r, MaxConcurrent: tc.concurrent, MaxQueued: tc.queued, Metrics: evaluator.NewMetrics(reg)})
+			client := start(t, evaluator.Options{Resolver: catalogs{}, Runner: r, MaxConcurrent: tc.concurrent, MaxQueuedBytes: tc.queuedBytes, Metrics: evaluator.NewMetrics(reg)})
 			req := &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(yamlList)}
 			errs := make(chan error, tc.calls)
 			for range tc.concurrent {
@@ -327,6 +330,9 @@ func TestConcurrencyLimit(t *testing.T) {
 					t.Errorf("a call past the queue: %v, want ResourceExhausted", err)
 				}
 			}
+			// every other call is waiting before the first ones finish
+			waiting := float64(int64(tc.calls-tc.concurrent-tc.wantRefused) * size)
+			waitFor(t, func() bool { return gauge(t, reg, "krm_catalog_evaluator_queued_bytes") == waiting })
 			close(release)
 			for range tc.calls - tc.wantRefused {
 				if err := <-errs; err != nil {
@@ -339,8 +345,107 @@ func TestConcurrencyLimit(t *testing.T) {
 			if got := counter(t, reg, "krm_catalog_evaluator_calls_total", "SetNamespace", "ResourceExhausted"); got != float64(refused) {
 				t.Errorf("ResourceExhausted calls counted: %v, want %d", got, refused)
 			}
+			if got := counter(t, reg, "krm_catalog_evaluator_calls_total", "SetNamespace", "OK", "catalog"); got != float64(tc.calls-refused) {
+				t.Errorf("OK calls by the catalog route: %v, want %d", got, tc.calls-refused)
+			}
 		})
 	}
+}
+
+// The memory budget bounds the calls in flight by the size of their requests, whatever their
+// function's slots: with room for one call's estimate, one runs and the others wait for memory.
+func TestMemoryBudget(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	entered := make(chan struct{}, 8)
+	blocked := runFunc(func(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+		entered <- struct{}{}
+		<-release
+		return &fn.ResourceList{Items: in.Items}, nil
+	})
+	r := &funcRunner{f: blocked}
+	reg := prometheus.NewRegistry()
+	big := yamlList + "# " + strings.Repeat("x", 64<<10) + "\n"
+	client := start(t, evaluator.Options{Resolver: catalogs{}, Runner: r, MaxConcurrent: 4, MemoryBudget: 32*int64(len(big)) + (256 << 10), Metrics: evaluator.NewMetrics(reg)})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := client.EvaluateFunction(context.Background(), &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(big)}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	<-entered
+	waitFor(t, func() bool { return gauge(t, reg, "krm_catalog_evaluator_queued_bytes") == float64(7*len(big)) })
+	close(release)
+	wg.Wait()
+	if r.max != 1 {
+		t.Errorf("%d calls ran at once within a budget for one", r.max)
+	}
+}
+
+// The image is resolved, and a slot taken, before the list is decoded: an image nothing runs is
+// NotFound whatever its list holds, and a call waiting for a slot has not read its list yet.
+func TestResolveBeforeDecode(t *testing.T) {
+	t.Parallel()
+	garbage := []byte("{{{ not a list")
+	client := start(t, evaluator.Options{Resolver: catalogs{}, Runner: &funcRunner{f: setNamespace}})
+	_, err := client.EvaluateFunction(context.Background(), &evaluatorpb.EvaluateFunctionRequest{Image: "registry.example.com/fns/other:v1", ResourceList: garbage})
+	if code := status.Code(err); code != codes.NotFound {
+		t.Errorf("an unknown image with an unreadable list: %v, want NotFound (nothing decoded)", err)
+	}
+
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	blocked := runFunc(func(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+		close(entered)
+		<-release
+		return &fn.ResourceList{Items: in.Items}, nil
+	})
+	client = start(t, evaluator.Options{Resolver: catalogs{}, Runner: &funcRunner{f: blocked}, MaxConcurrent: 1})
+	first := make(chan error, 1)
+	go func() {
+		_, err := client.EvaluateFunction(context.Background(), &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(yamlList)})
+		first <- err
+	}()
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = client.EvaluateFunction(ctx, &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: garbage})
+	if code := status.Code(err); code != codes.DeadlineExceeded {
+		t.Errorf("a call waiting for the slot, with an unreadable list: %v, want DeadlineExceeded (still waiting, nothing decoded)", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Error(err)
+	}
+}
+
+// waitFor polls cond until it holds, for at most a minute.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in a minute")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// gauge is the value of a gauge without labels.
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return 0
 }
 
 // counter is the value of the series of a counter whose label values contain each of labels (0

@@ -44,6 +44,8 @@ type fnOptions struct {
 	runtime                 string
 	yamlWire                bool
 	prefer                  []string // not a flag: fn serve sets it
+	// not a flag: fn serve sets it (resolver.Options.ShortImagePrefix)
+	shortImagePrefix string
 	// not a flag: the commands that print a fn.Report set it, which prints a call's standard error
 	// with its results, once (runner.Options.QuietCalls)
 	quietCalls bool
@@ -142,6 +144,8 @@ func (o *fnOptions) resolver(oa *ociAdapter, extraTrusted ...string) (*resolver.
 		Builtin:  resolver.Builtin(os.LookupEnv),
 		CacheDir: o.cache().Catalogs(),
 		OCI:      oa,
+
+		ShortImagePrefix: o.shortImagePrefix,
 	})
 	if err != nil {
 		return nil, usageErr(err)

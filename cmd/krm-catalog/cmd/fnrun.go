@@ -15,7 +15,7 @@ func newFnCmd() *cobra.Command {
 		Use:   "fn",
 		Short: "Run KRM functions resolved from catalogs",
 	}
-	cmd.AddCommand(newFnRunCmd(), newFnProxyCmd(), newFnRenderCmd(), newFnServeCmd(), newFnOutdatedCmd(), newFnUpgradeCmd())
+	cmd.AddCommand(newFnRunCmd(), newFnProxyCmd(), newFnRenderCmd(), newFnServeCmd(), newFnHealthCmd(), newFnOutdatedCmd(), newFnUpgradeCmd())
 	return cmd
 }
 

@@ -132,6 +132,17 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 		Kill: func() { Remove(f.Engine, name) }})
 }
 
+// RunEncoded runs the container over input as it came and returns what it wrote, unread
+// (fn/evaluator's pass-through); output past maxOutput bytes fails the call. exited is whether it
+// exited 0, which is then its verdict.
+func (f *Function) RunEncoded(ctx context.Context, input []byte, _ fn.Format, maxOutput int) (out []byte, stderr string, exited bool, err error) {
+	name := Name()
+	cmd := exec.Command(f.Engine, f.runArgs(name, "-i")...)
+	out, stderr, err = proc.RunEncoded(ctx, cmd, input, proc.Options{Stderr: f.Stderr, Timeout: f.Timeout, MaxOutput: maxOutput,
+		Kill: func() { Remove(f.Engine, name) }})
+	return out, stderr, err == nil, err
+}
+
 // Name returns a fresh container name.
 func Name() string {
 	var b [6]byte

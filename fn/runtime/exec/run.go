@@ -51,6 +51,27 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 	}
 }
 
+// RunEncoded runs the executable over input as it came and returns what it wrote, unread
+// (fn/evaluator's pass-through, which answers as Porch's runner does); output past maxOutput bytes
+// fails the call. exited is whether it exited 0, which is then its verdict.
+func (f *Function) RunEncoded(ctx context.Context, input []byte, _ fn.Format, maxOutput int) (out []byte, stderr string, exited bool, err error) {
+	home, err := NewHome()
+	if err != nil {
+		return nil, "", false, &fn.FunctionError{Err: err}
+	}
+	defer home.Remove()
+	for attempt := 1; ; attempt++ {
+		cmd := exec.Command(f.Path, f.Args...)
+		cmd.Env = home.Environ(f.Env)
+		out, stderr, err := proc.RunEncoded(ctx, cmd, input, proc.Options{Stderr: f.Stderr, Timeout: f.Timeout, MaxOutput: maxOutput})
+		if textBusy(err) && attempt < 5 {
+			time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
+			continue
+		}
+		return out, stderr, err == nil, err
+	}
+}
+
 // textBusy reports an executable that could not start because a process forked at the wrong moment
 // still holds it open for writing (ETXTBSY, golang.org/issue/22315): a fresh download raced with
 // another function being started. It goes away within milliseconds.

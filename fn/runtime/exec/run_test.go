@@ -168,3 +168,33 @@ cat
 		t.Errorf("the function's home %s is left after the call: %v", home, err)
 	}
 }
+
+// RunEncoded hands the executable the bytes as they came and answers what it wrote, unread: the
+// odd spacing and quotes of both survive; a non-zero exit comes with its output; output past the
+// bound fails the call.
+func TestFunctionRunEncoded(t *testing.T) {
+	t.Parallel()
+	in := "apiVersion:   config.kubernetes.io/v1\nkind: ResourceList\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: 'app'}}]\n"
+	echo := &Function{Path: script(t, "cat; echo '# written by the function'\necho 'to stderr' >&2\n"), Timeout: time.Minute}
+	out, stderr, exited, err := echo.RunEncoded(context.Background(), []byte(in), fn.YAML, 1<<20)
+	if err != nil || !exited {
+		t.Fatal(err, exited)
+	}
+	if diff := cmp.Diff(in+"# written by the function\n", string(out)); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if stderr != "to stderr\n" {
+		t.Errorf("stderr %q", stderr)
+	}
+
+	failing := &Function{Path: script(t, "cat; exit 3\n"), Timeout: time.Minute}
+	out, _, exited, err = failing.RunEncoded(context.Background(), []byte(in), fn.YAML, 1<<20)
+	var fe *fn.FunctionError
+	if !errors.As(err, &fe) || fe.ExitCode != 3 || string(out) != in || exited {
+		t.Errorf("a failing function: %v, output %q; want exit 3 with its output", err, out)
+	}
+
+	if _, _, _, err := echo.RunEncoded(context.Background(), []byte(in), fn.YAML, 16); err == nil || !strings.Contains(err.Error(), "exceeds 16 bytes") {
+		t.Errorf("output past the bound: %v", err)
+	}
+}

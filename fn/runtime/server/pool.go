@@ -90,45 +90,71 @@ type function struct {
 }
 
 func (f *function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+	body, err := in.Encode(f.pool.Format)
+	if err != nil {
+		return nil, err
+	}
+	data, inst, err := f.call(ctx, body, f.pool.Format, fn.MaxResourceListBytes)
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := fn.DecodeResourceList(data)
+	if err != nil {
+		return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: fmt.Errorf("its response: %w", err)}
+	}
+	// a server's answer has no exit status: fn.Verdict reads its results (out.Exited unset)
+	out.SentJSON = f.pool.Format == fn.JSON
+	return out, nil
+}
+
+// RunEncoded posts input as it came, in format, and returns the server's answer unread
+// (fn/evaluator's pass-through); an answer past maxOutput bytes fails the call. A server's answer
+// has no exit status: exited is false, and its results are its verdict.
+func (f *function) RunEncoded(ctx context.Context, input []byte, format fn.Format, maxOutput int) (out []byte, stderr string, exited bool, err error) {
+	out, _, err = f.call(ctx, input, format, maxOutput)
+	var fe *fn.FunctionError
+	if errors.As(err, &fe) {
+		return nil, fe.Stderr, false, err
+	}
+	return out, "", false, err
+}
+
+// call posts one list to the function's server, starting it (or restarting it once, if it died),
+// and returns the answer and the server that gave it.
+func (f *function) call(ctx context.Context, body []byte, format fn.Format, maxOutput int) ([]byte, Instance, error) {
 	parent := ctx
 	if f.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)
 		defer cancel()
 	}
-	body, err := in.Encode(f.pool.Format)
-	if err != nil {
-		return nil, err
-	}
 	e, err := f.pool.entry(f.key, f.launcher)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for attempt := 0; ; attempt++ {
 		inst, err := f.pool.instance(ctx, e)
 		if err != nil {
 			if f.timedOut(parent, ctx) {
 				// its start took the whole bound: the call's bound, as for a process (not the caller's deadline)
-				return nil, &fn.FunctionError{ExitCode: -1, Err: fmt.Errorf("timed out after %s: %v", f.timeout, err)}
+				return nil, nil, &fn.FunctionError{ExitCode: -1, Err: fmt.Errorf("timed out after %s: %v", f.timeout, err)}
 			}
-			return nil, &fn.FunctionError{Err: err}
+			return nil, nil, &fn.FunctionError{Err: err}
 		}
-		out, err := f.pool.post(ctx, inst, body)
+		out, err := f.pool.post(ctx, inst, body, format, maxOutput)
 		if err == nil {
-			// a server's answer has no exit status: fn.Verdict reads its results (out.Exited unset)
-			out.SentJSON = f.pool.Format == fn.JSON
-			return out, nil
+			return out, inst, nil
 		}
 		var fe *fn.FunctionError
 		if errors.As(err, &fe) {
-			return nil, err // the server answered
+			return nil, inst, err // the server answered
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			// the caller gave up, or the call ran past its bound: not a death
 			if f.timedOut(parent, ctx) {
 				ctxErr = fmt.Errorf("timed out after %s", f.timeout)
 			}
-			return nil, &fn.FunctionError{ExitCode: -1, Stderr: inst.Stderr(), Err: ctxErr}
+			return nil, inst, &fn.FunctionError{ExitCode: -1, Stderr: inst.Stderr(), Err: ctxErr}
 		}
 		select {
 		case <-inst.Done():
@@ -136,9 +162,9 @@ func (f *function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 				continue // it died: restart it once and send the list again
 			}
 			// it died on this list twice: its exit status is the call's, as a process's would be
-			return nil, &fn.FunctionError{ExitCode: exitCode(inst), Stderr: inst.Stderr(), Err: fmt.Errorf("%w again after a restart: %v", ErrServerDied, err)}
+			return nil, inst, &fn.FunctionError{ExitCode: exitCode(inst), Stderr: inst.Stderr(), Err: fmt.Errorf("%w again after a restart: %v", ErrServerDied, err)}
 		case <-time.After(deathWait):
-			return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: err}
+			return nil, inst, &fn.FunctionError{Stderr: inst.Stderr(), Err: err}
 		}
 	}
 }
@@ -250,15 +276,16 @@ func WaitReady(ctx context.Context, inst Instance) error {
 	}
 }
 
-// post sends one list. A response other than 200 is a *fn.FunctionError (the function answered);
-// a transport error is returned as is (the server may have died).
-func (p *Pool) post(ctx context.Context, inst Instance, body []byte) (*fn.ResourceList, error) {
+// post sends one list, in format, and returns the answer's body, unread. A response other than 200
+// is a *fn.FunctionError (the function answered); a transport error is returned as is (the server
+// may have died).
+func (p *Pool) post(ctx context.Context, inst Instance, body []byte, format fn.Format, maxOutput int) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, inst.URL(), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", p.Format.ContentType())
-	req.Header.Set("Accept", p.Format.ContentType())
+	req.Header.Set("Content-Type", format.ContentType())
+	req.Header.Set("Accept", format.ContentType())
 	client := p.Client
 	if client == nil {
 		client = http.DefaultClient
@@ -268,7 +295,7 @@ func (p *Pool) post(ctx context.Context, inst Instance, body []byte) (*fn.Resour
 		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, fn.MaxResourceListBytes+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(maxOutput)+1))
 	if err != nil {
 		return nil, err
 	}
@@ -279,11 +306,10 @@ func (p *Pool) post(ctx context.Context, inst Instance, body []byte) (*fn.Resour
 		}
 		return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: fmt.Errorf("POST: %s: %s", resp.Status, msg)}
 	}
-	out, _, err := fn.DecodeResourceList(data)
-	if err != nil {
-		return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: fmt.Errorf("its response: %w", err)}
+	if len(data) > maxOutput {
+		return nil, &fn.FunctionError{Stderr: inst.Stderr(), Err: fmt.Errorf("its response exceeds %d bytes", maxOutput)}
 	}
-	return out, nil
+	return data, nil
 }
 
 // Close stops every server of the pool and waits for them.

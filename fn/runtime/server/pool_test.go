@@ -122,6 +122,31 @@ func TestPoolReusesOneServer(t *testing.T) {
 	}
 }
 
+// RunEncoded posts the list as it came, in the format given, and answers the server's body unread.
+func TestPoolRunEncoded(t *testing.T) {
+	t.Parallel()
+	pool := &server.Pool{Format: fn.JSON}
+	defer pool.Close()
+	f := pool.Function("set-namespace", &exec.Launcher{Path: bins.Fn["set-namespace"]}, time.Minute)
+	raw, ok := f.(interface {
+		RunEncoded(context.Context, []byte, fn.Format, int) ([]byte, string, bool, error)
+	})
+	if !ok {
+		t.Fatal("a pool function does not run encoded lists")
+	}
+	in := "kind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\nfunctionConfig:\n  apiVersion: fn.example.com/v1\n  kind: SetNamespace\n  namespace: raw\n"
+	out, _, exited, err := raw.RunEncoded(context.Background(), []byte(in), fn.YAML, 1<<20)
+	if err != nil || exited {
+		t.Fatalf("%v; exited %v, want no exit status for a server's answer", err, exited)
+	}
+	if s := string(out); strings.HasPrefix(s, "{") || !strings.Contains(s, "namespace: raw") {
+		t.Errorf("a YAML request answered %q, want the server's YAML", s)
+	}
+	if _, _, _, err := raw.RunEncoded(context.Background(), []byte(in), fn.YAML, 8); err == nil {
+		t.Error("an answer past the bound was accepted")
+	}
+}
+
 func TestPoolRestartsOnce(t *testing.T) {
 	t.Parallel()
 	l := &countingLauncher{Launcher: &exec.Launcher{Path: bins.Fn["set-namespace"]}}

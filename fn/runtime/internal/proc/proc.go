@@ -36,6 +36,9 @@ type Options struct {
 	// Sent is the list the input encodes. Output that holds its items as they were sent gets them
 	// back unread (fn.DecodeOutput).
 	Sent *fn.ResourceList
+	// MaxOutput bounds what the function may write on standard output; 0 means
+	// fn.MaxResourceListBytes.
+	MaxOutput int
 }
 
 // Call runs cmd with the list on standard input and reads the list it writes. cmd must not have been
@@ -62,17 +65,66 @@ type Output struct {
 
 // Run is Call on pre-encoded input.
 func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, error) {
+	r := run(ctx, cmd, input, o)
+	res := Output{Stderr: r.stderr}
+	if r.err != nil {
+		return res, r.err
+	}
+	list, decErr := fn.DecodeOutput(r.stdout, input, o.Sent)
+	if decErr == nil {
+		list.Stderr = res.Stderr
+		list.SentJSON = o.Format == fn.JSON
+		list.Exited = r.exitErr == nil
+		res.List = list
+	}
+	if r.exitErr != nil {
+		return res, r.exitErr
+	}
+	if decErr != nil {
+		return res, &fn.FunctionError{Stderr: res.Stderr, Err: fmt.Errorf("its output: %w", decErr)}
+	}
+	return res, nil
+}
+
+// RunEncoded runs cmd over input as it is and returns what it wrote on standard output, unread: what
+// a runner that hands lists through unchanged (Porch's) answers. A process that exits non-zero is a
+// *fn.FunctionError, returned with what it wrote; output past o.MaxOutput fails the call.
+func RunEncoded(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (stdout []byte, stderr string, err error) {
+	r := run(ctx, cmd, input, o)
+	if r.err != nil {
+		return nil, r.stderr, r.err
+	}
+	if r.exitErr != nil {
+		return r.stdout, r.stderr, r.exitErr
+	}
+	return r.stdout, r.stderr, nil
+}
+
+// result is what running a process gave: err when it could not run or did not finish, exitErr
+// when it exited non-zero.
+type result struct {
+	stdout       []byte
+	stderr       string
+	err, exitErr error
+}
+
+func run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) result {
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
+	limit := fn.MaxResourceListBytes
+	if o.MaxOutput > 0 {
+		limit = o.MaxOutput
+	}
 	var stdout bytes.Buffer
 	// a function's output is about the size of its input: grown once, not through a dozen copies
-	stdout.Grow(min(len(input)+len(input)/4+4096, fn.MaxResourceListBytes))
+	stdout.Grow(min(len(input)+len(input)/4+4096, limit))
 	tail := &Tail{Max: StderrTail}
 	cmd.Stdin = bytes.NewReader(input)
-	cmd.Stdout = &limitWriter{w: &stdout, n: fn.MaxResourceListBytes}
+	lw := &limitWriter{w: &stdout, n: limit, max: limit}
+	cmd.Stdout = lw
 	if o.Stderr != nil {
 		cmd.Stderr = io.MultiWriter(o.Stderr, tail)
 	} else {
@@ -83,7 +135,7 @@ func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, e
 		cmd.WaitDelay = 2 * time.Second
 	}
 	if err := cmd.Start(); err != nil {
-		return Output{}, &fn.FunctionError{Err: err}
+		return result{err: &fn.FunctionError{Err: err}}
 	}
 	// exec.CommandContext semantics for a command made without a context: kill on context end.
 	// Registered after Start, so that the process is known to the goroutine that kills it.
@@ -95,19 +147,18 @@ func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, e
 	})
 	defer stop()
 	runErr := cmd.Wait()
-	res := Output{Stderr: tail.String()}
+	r := result{stdout: stdout.Bytes(), stderr: tail.String()}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) && o.Timeout > 0 {
 			ctxErr = fmt.Errorf("timed out after %s", o.Timeout)
 		}
-		return res, &fn.FunctionError{ExitCode: -1, Stderr: res.Stderr, Err: ctxErr}
+		r.err = &fn.FunctionError{ExitCode: -1, Stderr: r.stderr, Err: ctxErr}
+		return r
 	}
-	list, decErr := fn.DecodeOutput(stdout.Bytes(), input, o.Sent)
-	if decErr == nil {
-		list.Stderr = res.Stderr
-		list.SentJSON = o.Format == fn.JSON
-		list.Exited = runErr == nil
-		res.List = list
+	if lw.over {
+		// the function was cut off (its write failed, or it died of the closed pipe): say why
+		r.exitErr = &fn.FunctionError{ExitCode: -1, Stderr: r.stderr, Err: fmt.Errorf("function output exceeds %d bytes", limit)}
+		return r
 	}
 	if runErr != nil {
 		var ee *exec.ExitError
@@ -116,15 +167,12 @@ func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, e
 			code = ee.ExitCode()
 		}
 		msg := runErr
-		if res.Stderr != "" {
-			msg = fmt.Errorf("%w; stderr: %s", runErr, lastLine(res.Stderr))
+		if r.stderr != "" {
+			msg = fmt.Errorf("%w; stderr: %s", runErr, lastLine(r.stderr))
 		}
-		return res, &fn.FunctionError{ExitCode: code, Stderr: res.Stderr, Err: msg}
+		r.exitErr = &fn.FunctionError{ExitCode: code, Stderr: r.stderr, Err: msg}
 	}
-	if decErr != nil {
-		return res, &fn.FunctionError{Stderr: res.Stderr, Err: fmt.Errorf("its output: %w", decErr)}
-	}
-	return res, nil
+	return r
 }
 
 // lastLine is the last line of stderr that says something: docker ends its errors with a line
@@ -170,13 +218,15 @@ func (t *Tail) String() string {
 
 // limitWriter fails writes beyond n bytes, so a runaway function cannot exhaust memory.
 type limitWriter struct {
-	w io.Writer
-	n int
+	w      io.Writer
+	n, max int
+	over   bool
 }
 
 func (l *limitWriter) Write(p []byte) (int, error) {
 	if len(p) > l.n {
-		return 0, fmt.Errorf("function output exceeds %d bytes", fn.MaxResourceListBytes)
+		l.over = true
+		return 0, fmt.Errorf("function output exceeds %d bytes", l.max)
 	}
 	l.n -= len(p)
 	return l.w.Write(p)
