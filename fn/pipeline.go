@@ -134,9 +134,8 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode, inPackage bool) (
 		}
 		if inPackage {
 			if err := insidePackage(o); err != nil {
-				// as kpt, an error of the step, not a result of the function
-				fr.ExitCode = 1
-				return nil, fr, &RejectedError{Err: err, step: true}
+				fr, err = rejected(fr, err)
+				return nil, fr, err
 			}
 		}
 	}
@@ -151,7 +150,7 @@ func insidePackage(n *yaml.RNode) error {
 		p = annotation(n, kioutil.LegacyPathAnnotation)
 	}
 	if clean := path.Clean(p); clean == ".." || strings.HasPrefix(clean, "../") {
-		return fmt.Errorf("%w: %s/%s has path %q, outside the package", ErrInvalidPackage, n.GetKind(), n.GetName(), p)
+		return fmt.Errorf("%w: %s/%s: path %q is outside the package", ErrInvalidPackage, n.GetKind(), n.GetName(), p)
 	}
 	return nil
 }

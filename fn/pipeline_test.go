@@ -3,6 +3,7 @@ package fn
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -258,7 +259,9 @@ func TestRunInPackageRefusesPathsLeavingIt(t *testing.T) {
 			if !errors.Is(err, ErrInvalidPackage) || !errors.As(err, &rej) || !strings.Contains(err.Error(), "ConfigMap/a") {
 				t.Fatalf("error %v, want a RejectedError naming ConfigMap/a, wrapping ErrInvalidPackage", err)
 			}
-			if diff := cmp.Diff([]FunctionResults{{Function: "move", ExitCode: 1}}, runs); diff != "" {
+			msg := fmt.Sprintf("invalid package: ConfigMap/a: path %q is outside the package", tc.path)
+			want := []FunctionResults{{Function: "move", ExitCode: 1, Results: []Result{{Severity: SeverityError, Message: msg}}}}
+			if diff := cmp.Diff(want, runs); diff != "" {
 				t.Errorf("runs (-want +got):\n%s", diff)
 			}
 		})

@@ -254,9 +254,8 @@ ctx.resource_list["results"].append({"severity": "warning", "message": "a warnin
         item["metadata"]["annotations"]["internal.config.kubernetes.io/path"] = "../outside.yaml"
         item["metadata"]["annotations"]["config.kubernetes.io/path"] = "../outside.yaml"
 `,
-			// as kpt's function runner (enforcePathInvariants), the step that did it fails, as an
-			// error of the step (its message on stderr), not a result of the function
-			want: verdict{failed: true, steps: []fn.FunctionResults{{ExitCode: 1}}, written: nothing},
+			// as kpt's function runner (enforcePathInvariants), the step that did it fails
+			want: verdict{failed: true, steps: []fn.FunctionResults{{ExitCode: 1, Results: []fn.Result{{Severity: fn.SeverityError, Message: `invalid package: Deployment/web: path "../outside.yaml" is outside the package`}}}}, written: nothing},
 		},
 	}
 }

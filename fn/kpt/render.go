@@ -929,14 +929,16 @@ func ranStatus(f Function, runs []fn.FunctionResults, err error) StepStatus {
 		}
 		return notStarted(f, image, err)
 	}
-	s := stepStatus(f, image, runs[len(runs)-1])
-	// a step whose output was refused (a path leaving the package) failed without an error result,
-	// as kpt records it
+	run := runs[len(runs)-1]
+	// A step whose output was refused (a path leaving the package) has the refusal as its last
+	// result in results.yaml; kpt records it in the status as the step's execution error.
 	var rej *fn.RejectedError
-	if errors.As(err, &rej) && len(s.ErrorResults) == 0 {
+	if n := len(run.Results); errors.As(err, &rej) && n > 0 && run.Results[n-1].Message == rej.Error() {
+		s := stepStatus(f, image, fn.FunctionResults{Function: run.Function, ExitCode: run.ExitCode, Stderr: run.Stderr, Results: run.Results[:n-1]})
 		s.ExecutionError = rej.Error()
+		return s
 	}
-	return s
+	return stepStatus(f, image, run)
 }
 
 // displayImage is an image as kpt names it in the render status: with the tag latest when it has
