@@ -122,13 +122,14 @@ func runStep(ctx context.Context, s Step, items []*yaml.RNode, inPackage bool) (
 	if err := restoreFromInputs(tags, out.Items, out.SentJSON); err != nil {
 		return nil, fr, err
 	}
+	dir := functionDir(s.Config)
 	for i, o := range out.Items {
 		if err := reconcileAnnotations(o, i, outOrig[i], form); err != nil {
 			fr, err = rejected(fr, err)
 			return nil, fr, err
 		}
 		if placed {
-			if err := placeNew(o); err != nil {
+			if err := placeNew(o, dir); err != nil {
 				return nil, fr, err
 			}
 		}
@@ -156,17 +157,46 @@ func insidePackage(n *yaml.RNode) error {
 }
 
 // placeNew gives a resource that has no path the file kyaml's function runner gives it right after
-// the step that made it (kpt runs functions through it): its default path, from its kind, name and
-// namespace as they are now, not as later steps leave them. Its index is decided when it is written.
-func placeNew(n *yaml.RNode) error {
+// the step that made it (kpt runs functions through it): its default path in dir, from its kind,
+// name and namespace as they are now, not as later steps leave them. Its index is decided when it is
+// written.
+func placeNew(n *yaml.RNode, dir string) error {
 	if annotation(n, kioutil.PathAnnotation) != "" || annotation(n, kioutil.LegacyPathAnnotation) != "" {
 		return nil
 	}
 	p := defaultPath(n)
+	if dir != "" {
+		p = path.Join(dir, p)
+	}
 	if err := setAnnotation(n, kioutil.PathAnnotation, p); err != nil {
 		return err
 	}
 	return setAnnotation(n, kioutil.LegacyPathAnnotation, p)
+}
+
+// functionDir is the directory kyaml's function runner puts a function's new resources in
+// (runtimeutil.FunctionFilter's getFunctionScope): that of the function config's path annotation,
+// one up when it is a directory named "functions"; "" when the config has no path (a config given
+// by the command, a Kptfile step's configMap).
+func functionDir(cfg *yaml.RNode) string {
+	if cfg == nil {
+		return ""
+	}
+	p := annotation(cfg, kioutil.PathAnnotation)
+	if p == "" {
+		p = annotation(cfg, kioutil.LegacyPathAnnotation)
+	}
+	if p == "" {
+		return ""
+	}
+	dir := path.Clean(path.Dir(p))
+	if path.Base(dir) == "functions" {
+		dir = path.Dir(dir)
+	}
+	if dir == "." {
+		return ""
+	}
+	return dir
 }
 
 // Prepare readies n steps in two passes: check(i) resolves and validates the i-th one, returning

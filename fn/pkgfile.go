@@ -33,6 +33,15 @@ func (p *Package) ReadFile(rel string) ([]*yaml.RNode, error) {
 	return items, nil
 }
 
+// Read is a file of the package as it was read (its line endings made LF), and whether it was.
+func (p *Package) Read(rel string) ([]byte, bool) {
+	f, ok := p.files[path.Clean(rel)]
+	if !ok {
+		return nil, false
+	}
+	return f.data, true
+}
+
 // DefaultPath is the file a resource without a path annotation is written to, as kyaml and kpt name
 // it: <namespace>/<kind>_<name>.yaml, the kind in lower case.
 func DefaultPath(n *yaml.RNode) string { return defaultPath(n) }

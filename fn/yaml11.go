@@ -94,14 +94,35 @@ func plainWord(v string) bool {
 }
 
 // quoteLookAlike gives a plain string scalar that is a YAML 1.1 look-alike the double-quoted style,
-// as yaml.v3's Marshal writes it.
+// as yaml.v3's Marshal writes it. A string that yaml.v3 reads as a string and its emitter cannot
+// write plain (one that reads as a sequence or a document marker: "- x", "---") is left to the
+// emitter, which quotes it (single quotes where it can), as it does in yaml.v3's Marshal.
 func quoteLookAlike(n *yaml.Node) {
 	if n.Kind != yaml.ScalarNode || n.Style&(yaml.TaggedStyle|yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
 		return
 	}
-	if n.ShortTag() == "!!str" && IsYAML11LookAlike(n.Value) {
+	if n.ShortTag() == "!!str" && IsYAML11LookAlike(n.Value) && !(marshalPlain(n.Value) && emitterQuotes(n.Value)) {
 		n.Style = yaml.DoubleQuotedStyle
 	}
+}
+
+// marshalPlain reports whether yaml.v3's Marshal asks for v to be written plain: v reads as a
+// string and is neither a YAML 1.1 boolean nor a base-60 number (its stringv).
+func marshalPlain(v string) bool {
+	return !strings.Contains(v, "\n") && resolvedTag(v) == "!!str" && !yaml11.OnlyBool(v) &&
+		(strings.IndexByte(v, ':') < 0 || !base60Float().MatchString(v))
+}
+
+// emitterQuotes reports whether yaml.v3's emitter writes the string v quoted though asked for the
+// plain style.
+func emitterQuotes(v string) bool {
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	if err := enc.Encode(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}); err != nil {
+		return false
+	}
+	out := b.String()
+	return strings.HasPrefix(out, "'") || strings.HasPrefix(out, "\"")
 }
 
 // QuoteLookAlikes quotes every plain string scalar of n (keys included) that is a YAML 1.1

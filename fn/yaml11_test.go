@@ -21,12 +21,17 @@ var yaml11LookAlikes = []string{
 	"0x1F", "0o17", "0777", "1e3", ".5", "-.5", ".inf", "-.Inf", ".NaN", "1_000", "+1", "-0", "0b101",
 }
 
+// readAsStructure are strings that YAML 1.1 reads as something else written plain (a sequence, a
+// document marker), and that yaml.v3's emitter never writes plain: it quotes them itself, single
+// quotes where it can, as yaml.v3's Marshal (and so kpt's starlark function) writes them.
+var readAsStructure = []string{"- x", "-", "---", "- a: b", "-  y"}
+
 // notLookAlikes stay plain.
 var notLookAlikes = []string{"yesterday", "onion", "nope", "Off-by-one", "12:60", "1.2.3", "v1", "a:b", "n/a", "truth", "0x", "12:30pm"}
 
 func TestIsYAML11LookAlike(t *testing.T) {
 	t.Parallel()
-	for _, v := range yaml11LookAlikes {
+	for _, v := range append(append([]string{}, yaml11LookAlikes...), readAsStructure...) {
 		if !IsYAML11LookAlike(v) {
 			t.Errorf("IsYAML11LookAlike(%q) = false", v)
 		}
@@ -42,7 +47,7 @@ func TestIsYAML11LookAlike(t *testing.T) {
 // yaml.v3's Marshal writes the Go string, by both writers, and reads back as a string in YAML 1.1.
 func TestNewLookAlikesAreQuotedAsYAMLv3Marshals(t *testing.T) {
 	t.Parallel()
-	for _, v := range append(append([]string{}, yaml11LookAlikes...), notLookAlikes...) {
+	for _, v := range append(append(append([]string{}, yaml11LookAlikes...), notLookAlikes...), readAsStructure...) {
 		doc := `{"apiVersion":"v1","kind":"ConfigMap","data":{"k":` + jsonQuote(v) + `,` + jsonQuote(v) + `:"key"},"list":[` + jsonQuote(v) + `]}`
 		n, err := DecodeJSONNode([]byte(doc))
 		if err != nil {

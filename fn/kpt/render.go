@@ -899,22 +899,19 @@ func runPipeline(ctx context.Context, t *tree, n *node, items []*yaml.RNode, res
 
 // refreshConfig gives a step its configPath's resource as the steps before it left it (as kpt
 // does: a function may update the config of a later one): the resource of that path in the step's
-// own package.
+// own package, with the annotations it has among the items (its path and index, relative to the
+// package, and the package path), as kpt's refreshFnConfig hands the function that very resource.
+// A resource the function makes without a path then goes to the config's directory (fn.Run).
 func refreshConfig(s *fn.Step, f Function, n *node, items []*yaml.RNode) error {
 	if f.ConfigPath == "" {
 		return nil
 	}
 	want := path.Clean(f.ConfigPath)
 	for _, it := range items {
-		if !n.holds(it, want) {
-			continue
+		if n.holds(it, want) {
+			s.Config = it.Copy()
+			return nil
 		}
-		cfg, err := fn.StripInternal([]*yaml.RNode{it})
-		if err != nil {
-			return err
-		}
-		s.Config = cfg[0]
-		return nil
 	}
 	return nil
 }

@@ -67,6 +67,9 @@ func Run(ctx context.Context, req Request) (*fn.Report, error) {
 	}
 	rep.Runs, rep.Steps = res.Runs, stepLines(res.Status)
 	out, outErr := invoke.PackageOutput(res.Package, items, dest)
+	if outErr == nil && dest == invoke.WriteBack {
+		keepKptfileLayout(res.Package, out.Changes)
+	}
 	if outErr != nil {
 		rep.Reject("krm-catalog fn render: write", outErr)
 	}
@@ -185,6 +188,7 @@ func writeStatus(res *Result, renderErr error) error {
 	if !res.Saved {
 		changes = slices.DeleteFunc(changes, func(c fn.FileChange) bool { return c.Path != KptfileName })
 	}
+	keepKptfileLayout(res.Package, changes)
 	return res.Package.Apply(changes)
 }
 

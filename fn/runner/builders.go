@@ -158,7 +158,7 @@ func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) 
 // starlark is a starlark function, in the sandbox process when the runner has one. Its http.star
 // and xlsx.star reach the network when the user allowed it (--allow-network), as kpt's starlark
 // function reaches it with --network; a starlark runtime declares no need of its own.
-func (r *Runner) starlark(name, script string) fn.Function {
+func (r *Runner) starlark(name, script string) *starlark.Function {
 	return &starlark.Function{Name: name, Script: script, Timeout: r.o.Timeout, Stderr: r.callStderr(), Sandbox: r.o.StarlarkSandbox, Network: r.o.AllowNetwork}
 }
 
@@ -171,7 +171,10 @@ func (r *Runner) explicit(_ context.Context, e *resolver.Explicit, baseDir strin
 		if name == "" {
 			name = e.Source
 		}
-		return r.starlark(name, e.Starlark.Script), nil
+		// a StarlarkRun, or a ConfigMap's source: kpt's starlark function's configs, run as it runs them
+		f := r.starlark(name, e.Starlark.Script)
+		f.Kpt = true
+		return f, nil
 	case e.Starlark != nil:
 		p := local(baseDir, e.Starlark.Path)
 		data, err := os.ReadFile(p)

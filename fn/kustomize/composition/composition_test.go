@@ -261,9 +261,11 @@ transformers:
 	for _, it := range items {
 		got = append(got, summary{it.GetKind(), it.GetName(), it.GetNamespace(), it.GetLabels()["team"], it.GetAnnotations()["built-by"]})
 	}
+	// the StarlarkRun returns the items sorted by apiVersion, kind, namespace and name, as kpt's
+	// starlark function (which a Composition naming its image would run) writes them
 	want := []summary{
-		{"ConfigMap", "shop-settings", "prod", "blue", "krm-catalog"},
 		{"Deployment", "shop-web", "prod", "blue", "krm-catalog"},
+		{"ConfigMap", "shop-settings", "prod", "blue", "krm-catalog"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -273,9 +275,9 @@ transformers:
 		t.Fatal(err)
 	}
 	// kustomize read deployment.yaml itself and dropped its comment; the ConfigMap it generated has
-	// none. What the pipeline restores is what entered a step: the StarlarkRun reordered nothing, and
-	// the NamespaceTransformer kept the field order the inline Kustomization produced.
-	s, _ := out[1].String()
+	// none. What the pipeline restores is what entered a step: the StarlarkRun reordered no field,
+	// and the NamespaceTransformer kept the field order the inline Kustomization produced.
+	s, _ := out[0].String()
 	wantDeploy := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  labels:\n    team: blue\n  name: shop-web\n  namespace: prod\n  annotations:\n    built-by: krm-catalog\nspec:\n  replicas: 2\n"
 	if diff := cmp.Diff(wantDeploy, s); diff != "" {
 		t.Errorf("deployment (-want +got):\n%s", diff)

@@ -6,15 +6,18 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
+	"time"
 
 	starjson "go.starlark.net/lib/json"
 	starmath "go.starlark.net/lib/math"
 	startime "go.starlark.net/lib/time"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+	yaml2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -82,20 +85,95 @@ func load(mods map[string]starlark.StringDict) func(*starlark.Thread, string) (s
 	}
 }
 
+// yamlDumps is starlib's yaml.dumps, as kpt's starlark function offers it: the value turned into Go
+// values as starlib turns it (util.Unmarshal) and written by yaml.v2's Marshal, so that what it
+// writes is kpt's byte for byte: YAML 1.1 look-alikes quoted ("yes", "12:30", "y" as a key), a
+// float of no fraction written 6, long strings folded at 80 columns.
 func yamlDumps(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var v starlark.Value
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "obj", &v); err != nil {
 		return nil, err
 	}
-	n, err := fromStarlark(v, 0)
+	g, err := toGo(v, 0)
 	if err != nil {
 		return nil, err
 	}
-	out, err := yaml.NewRNode(n).String()
+	out, err := yaml2.Marshal(g)
 	if err != nil {
 		return nil, err
 	}
 	return starlark.String(out), nil
+}
+
+// toGo is starlib's util.Unmarshal, bounded in depth: None, bools, ints (64-bit), floats, strings
+// and times as their Go values, lists and tuples as slices, a dict as a map keyed by string (or by
+// any value, when a key is not a string); a set or anything else is an error, as there.
+func toGo(v starlark.Value, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, errors.New("value nested too deeply")
+	}
+	switch t := v.(type) {
+	case starlark.NoneType:
+		return nil, nil
+	case starlark.Bool:
+		return bool(t), nil
+	case starlark.Int:
+		var i int
+		if err := starlark.AsInt(t, &i); err != nil {
+			return nil, err
+		}
+		return i, nil
+	case starlark.Float:
+		return float64(t), nil
+	case starlark.String:
+		return string(t), nil
+	case startime.Time:
+		return time.Time(t), nil
+	case *starlark.Dict:
+		items := t.Items()
+		keys, vals := make([]any, len(items)), make([]any, len(items))
+		anyKey := false
+		for i, kv := range items {
+			val, err := toGo(kv[1], depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("unmarshaling starlark value: %w", err)
+			}
+			key, err := toGo(kv[0], depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("unmarshaling starlark key: %w", err)
+			}
+			if _, ok := key.(string); !ok {
+				anyKey = true
+			}
+			keys[i], vals[i] = key, val
+		}
+		if anyKey {
+			m := make(map[any]any, len(keys))
+			for i, k := range keys {
+				m[k] = vals[i]
+			}
+			return m, nil
+		}
+		m := make(map[string]any, len(keys))
+		for i, k := range keys {
+			m[k.(string)] = vals[i]
+		}
+		return m, nil
+	case *starlark.List, starlark.Tuple:
+		seq := t.(starlark.Indexable)
+		out := make([]any, seq.Len())
+		for i := range out {
+			e, err := toGo(seq.Index(i), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = e
+		}
+		return out, nil
+	case *starlark.Set:
+		return nil, errors.New("sets aren't yet supported")
+	}
+	return nil, fmt.Errorf("unrecognized starlark type: %s", v.Type())
 }
 
 func yamlLoads(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

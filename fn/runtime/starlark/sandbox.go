@@ -60,6 +60,7 @@ type request struct {
 	Timeout   time.Duration `json:"timeout"`
 	MaxMemory int64         `json:"maxMemory"`
 	Network   bool          `json:"network,omitempty"`
+	Kpt       bool          `json:"kpt,omitempty"`
 }
 
 // sandboxGrace is how long past the script's own timeout the parent waits before it kills the
@@ -84,7 +85,7 @@ func (s *Sandbox) run(ctx context.Context, f *Function, in *fn.ResourceList) (*f
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	req, err := json.Marshal(request{Name: f.Name, Script: f.Script, MaxSteps: f.MaxSteps, Timeout: timeout, MaxMemory: s.maxMemory(), Network: f.Network})
+	req, err := json.Marshal(request{Name: f.Name, Script: f.Script, MaxSteps: f.MaxSteps, Timeout: timeout, MaxMemory: s.maxMemory(), Network: f.Network, Kpt: f.Kpt})
 	if err != nil {
 		return nil, &fn.FunctionError{Err: err}
 	}
@@ -224,7 +225,7 @@ func ServeSandbox(stdin io.Reader, stdout, stderr io.Writer) int {
 		defer f.Close()
 		prints = f
 	}
-	f := &Function{Name: req.Name, Script: req.Script, MaxSteps: req.MaxSteps, Timeout: req.Timeout, Network: req.Network}
+	f := &Function{Name: req.Name, Script: req.Script, MaxSteps: req.MaxSteps, Timeout: req.Timeout, Network: req.Network, Kpt: req.Kpt}
 	o := f.execute(context.Background(), in, prints)
 	head, err := json.Marshal(o)
 	if err != nil {

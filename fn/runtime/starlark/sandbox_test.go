@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn"
@@ -79,11 +80,13 @@ func TestSandboxRunsScripts(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, script string
+		kpt          bool
 		wantErr      string
 	}{
 		{name: "set namespace", script: setNamespace},
 		{name: "strings that look like other types", script: "for r in ctx.resource_list[\"items\"]:\n  r[\"metadata\"][\"annotations\"] = {\"n\": \"0\", \"b\": \"yes\", \"t\": \"12:30\", \"i\": 1}\n"},
 		{name: "new resource and results", script: "ctx.resource_list[\"items\"].append({\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"new\"}, \"data\": {\"n\": 2}})\nctx.resource_list[\"results\"] = [{\"message\": \"done\", \"severity\": \"info\"}]\nprint(\"made\", 1)\n"},
+		{name: "as kpt's function: results dropped, items sorted", kpt: true, script: "ctx.resource_list[\"items\"].append({\"apiVersion\": \"apps/v1\", \"kind\": \"Deployment\", \"metadata\": {\"name\": \"a\"}, \"spec\": {\"replicas\": 2.0}})\nctx.resource_list[\"results\"] = [{\"message\": \"dropped\", \"severity\": \"error\"}]\n"},
 		{name: "fail", script: "fail(\"no way\")\n"},
 		{name: "script error", script: "x = {}[\"missing\"]\n"},
 		{name: "steps", script: "def f():\n  for i in range(1000000000):\n    pass\nf()\n", wantErr: "too many steps"},
@@ -92,8 +95,8 @@ func TestSandboxRunsScripts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var inStderr, sbStderr bytes.Buffer
-			want, wantErr := (&Function{Script: tc.script, MaxSteps: 10000, Stderr: &inStderr}).Run(context.Background(), list(t))
-			got, gotErr := (&Function{Script: tc.script, MaxSteps: 10000, Stderr: &sbStderr, Sandbox: testSandbox(0)}).Run(context.Background(), list(t))
+			want, wantErr := (&Function{Script: tc.script, MaxSteps: 10000, Stderr: &inStderr, Kpt: tc.kpt}).Run(context.Background(), list(t))
+			got, gotErr := (&Function{Script: tc.script, MaxSteps: 10000, Stderr: &sbStderr, Sandbox: testSandbox(0), Kpt: tc.kpt}).Run(context.Background(), list(t))
 			if tc.wantErr != "" {
 				if !errors.Is(gotErr, ErrLimit) || !strings.Contains(gotErr.Error(), tc.wantErr) || wantErr == nil || gotErr.Error() != wantErr.Error() {
 					t.Fatalf("sandbox error %v, in-process error %v; want the same ErrLimit about %q", gotErr, wantErr, tc.wantErr)
@@ -109,6 +112,9 @@ func TestSandboxRunsScripts(t *testing.T) {
 			// the writers choose quoting by the nodes' styles and tags: the same as in-process
 			if diff := cmp.Diff(styles(want), styles(got)); diff != "" {
 				t.Errorf("sandbox output's styles and tags differ (-in-process +sandbox):\n%s", diff)
+			}
+			if diff := cmp.Diff(want.Results, got.Results, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("sandbox results differ (-in-process +sandbox):\n%s", diff)
 			}
 			if got.Stderr != want.Stderr {
 				t.Errorf("kept prints %q, want %q", got.Stderr, want.Stderr)

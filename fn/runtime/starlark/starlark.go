@@ -57,6 +57,13 @@ type Function struct {
 	// allowed it); without it each such call fails with ErrNoNetwork. The calls end with the
 	// script's time bound.
 	Network bool
+	// Kpt runs the script as kpt's starlark function (krm-functions-catalog functions/go/starlark)
+	// runs the script of a StarlarkRun or a ConfigMap: ctx.resource_list holds no results and
+	// results the script sets there are dropped, and the items come back in the order that
+	// function's SDK writes them (sorted by apiVersion, kind, namespace and name). Without it (a
+	// catalog's starlark runtime, a script named by path) the script reports results in
+	// ctx.resource_list["results"], and the items keep the order the script left them in.
+	Kpt bool
 }
 
 // fileOptions are the language options of kpt's starlark runtime: while loops, recursion, sets
@@ -116,7 +123,7 @@ func (o outcome) result(in *fn.ResourceList) (*fn.ResourceList, error) {
 
 // execute runs the script over in; print() and backtraces go to stderr.
 func (f *Function) execute(ctx context.Context, in *fn.ResourceList, stderr io.Writer) outcome {
-	rl, err := toStarlarkList(in)
+	rl, err := toStarlarkList(in, f.Kpt)
 	if err != nil {
 		return outcome{Failure: fmt.Sprintf("convert the ResourceList for starlark: %v", err)}
 	}
@@ -174,7 +181,7 @@ func (f *Function) execute(ctx context.Context, in *fn.ResourceList, stderr io.W
 		}
 		return outcome{ScriptError: msg, Printed: printed.String()}
 	}
-	out, err := fromStarlarkList(rl, in)
+	out, err := fromStarlarkList(rl, in, f.Kpt)
 	if err != nil {
 		return outcome{Failure: err.Error()}
 	}
@@ -184,8 +191,9 @@ func (f *Function) execute(ctx context.Context, in *fn.ResourceList, stderr io.W
 // maxPrinted bounds what a script's prints keep for its results (all of it is passed through).
 const maxPrinted = 8 << 10
 
-// toStarlarkList builds ctx.resource_list.
-func toStarlarkList(in *fn.ResourceList) (*starlark.Dict, error) {
+// toStarlarkList builds ctx.resource_list. kpt's starlark function gives the script apiVersion,
+// kind, items and functionConfig (its SimpleFilter's WrapResources), no results.
+func toStarlarkList(in *fn.ResourceList, kpt bool) (*starlark.Dict, error) {
 	items := make([]starlark.Value, 0, len(in.Items))
 	for _, it := range in.Items {
 		v, err := toStarlark(it.YNode(), 0)
@@ -208,6 +216,9 @@ func toStarlarkList(in *fn.ResourceList) (*starlark.Dict, error) {
 			return nil, err
 		}
 		_ = d.SetKey(starlark.String("functionConfig"), fc)
+	}
+	if kpt {
+		return d, nil
 	}
 	results := make([]starlark.Value, 0, len(in.Results))
 	for _, r := range in.Results {
@@ -293,8 +304,10 @@ func toStarlark(n *yaml.Node, depth int) (starlark.Value, error) {
 	return starlark.None, nil
 }
 
-// fromStarlarkList reads the items and results back from ctx.resource_list.
-func fromStarlarkList(d *starlark.Dict, in *fn.ResourceList) (*fn.ResourceList, error) {
+// fromStarlarkList reads the items and results back from ctx.resource_list. As kpt's starlark
+// function (kpt), it reads the items alone: its SimpleFilter unwraps items and functionConfig and
+// nothing else, and its SDK writes the results it was given (none, from kpt) and the items sorted.
+func fromStarlarkList(d *starlark.Dict, in *fn.ResourceList, kpt bool) (*fn.ResourceList, error) {
 	out := &fn.ResourceList{APIVersion: in.APIVersion, FunctionConfig: in.FunctionConfig}
 	itemsV, found, err := d.Get(starlark.String("items"))
 	if err != nil || !found {
@@ -314,6 +327,11 @@ func fromStarlarkList(d *starlark.Dict, in *fn.ResourceList) (*fn.ResourceList, 
 		}
 		out.Items = append(out.Items, yaml.NewRNode(n))
 	}
+	if kpt {
+		out.Results = in.Results
+		sdkSort(out.Items)
+		return out, nil
+	}
 	if rv, found, _ := d.Get(starlark.String("results")); found && rv != starlark.None {
 		n, err := fromStarlark(rv, 0)
 		if err != nil {
@@ -324,6 +342,41 @@ func fromStarlarkList(d *starlark.Dict, in *fn.ResourceList) (*fn.ResourceList, 
 		}
 	}
 	return out, nil
+}
+
+// sdkSort puts items in the order kpt's starlark function writes them: its SDK (krm-functions-sdk
+// go/fn, ResourceList.ToYAML) sorts them with sort.Sort by "apiVersion kind namespace name", each a
+// string field or "" (KubeObjects.Less). sort.Sort is not stable; given the same comparisons it
+// makes the same moves, so items of one key come out as they do there.
+func sdkSort(items []*yaml.RNode) {
+	s := sdkOrder{items: items, keys: make([]string, len(items))}
+	for i, it := range items {
+		s.keys[i] = stringField(it, "apiVersion") + " " + stringField(it, "kind") + " " +
+			stringField(it, "metadata", "namespace") + " " + stringField(it, "metadata", "name")
+	}
+	sort.Sort(s)
+}
+
+type sdkOrder struct {
+	items []*yaml.RNode
+	keys  []string
+}
+
+func (s sdkOrder) Len() int           { return len(s.items) }
+func (s sdkOrder) Less(i, j int) bool { return s.keys[i] < s.keys[j] }
+func (s sdkOrder) Swap(i, j int) {
+	s.items[i], s.items[j] = s.items[j], s.items[i]
+	s.keys[i], s.keys[j] = s.keys[j], s.keys[i]
+}
+
+// stringField is the field at path when it is a string, as the SDK reads it (GetNestedString),
+// else "".
+func stringField(n *yaml.RNode, path ...string) string {
+	v, err := n.Pipe(yaml.Lookup(path...))
+	if err != nil || v == nil || v.YNode().Kind != yaml.ScalarNode || v.YNode().ShortTag() != "!!str" {
+		return ""
+	}
+	return v.YNode().Value
 }
 
 // kptKeyOrder orders a dict's items as kpt's starlark function writes them: its SimpleFilter turns
@@ -421,13 +474,28 @@ func fromStarlark(v starlark.Value, depth int) (*yaml.Node, error) {
 	case starlark.Bool:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(bool(t))}, nil
 	case starlark.Int:
+		// kpt's function turns the script's values into Go values (starlib's util.Unmarshal), where
+		// an int is 64 bits
+		if _, ok := t.Int64(); !ok {
+			return nil, fmt.Errorf("%s out of range (want value in signed 64-bit range)", t)
+		}
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: t.String()}, nil
 	case starlark.Float:
+		// as yaml.v3's Marshal writes a float64, which kpt's function then reads back: a float of
+		// no fraction is the plain 6 (an !!int to a reader), not 6.0 or !!float 6
 		f := float64(t)
-		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return nil, fmt.Errorf("%v cannot be written as YAML a function returns", t)
+		v, tag := strconv.FormatFloat(f, 'g', -1, 64), "!!int"
+		switch {
+		case math.IsInf(f, 1):
+			v, tag = ".inf", "!!float"
+		case math.IsInf(f, -1):
+			v, tag = "-.inf", "!!float"
+		case math.IsNaN(f):
+			v, tag = ".nan", "!!float"
+		case strings.ContainsAny(v, ".e"):
+			tag = "!!float"
 		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(f, 'g', -1, 64)}, nil
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: v}, nil
 	case starlark.String:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(t)}, nil
 	case *starlark.Dict:

@@ -115,6 +115,124 @@ func TestStarlarkResultsAndFail(t *testing.T) {
 	}
 }
 
+// A StarlarkRun or a ConfigMap's source runs as kpt's starlark function runs it (Kpt): the script
+// gets no ctx.resource_list["results"], results it sets are dropped, and the items come back in its
+// SDK's order (apiVersion, kind, namespace, name). A catalog's starlark runtime (not Kpt) reports
+// the script's results and keeps its order. kpt main's render of the same scripts:
+// testdata kpt-main/starlark-results and kpt-main/starlark-order.
+func TestStarlarkAsKptFunction(t *testing.T) {
+	t.Parallel()
+	const add = `ctx.resource_list["items"].append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "namespace": "ns"}})
+ctx.resource_list["items"].append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": 7}})
+`
+	tests := []struct {
+		name, script string
+		kpt          bool
+		wantResults  []fn.Result
+		wantOrder    []string
+	}{
+		{"kpt: results set are dropped, items sorted", add + `ctx.resource_list["results"] = [{"severity": "error", "message": "dropped"}]`, true,
+			nil, []string{"Deployment/web", "ConfigMap/7", "ConfigMap/a", "ConfigMap/b"}},
+		{"kpt: there is no results to append to", `ctx.resource_list["results"].append({"severity": "info", "message": "x"})`, true,
+			[]fn.Result{{Message: `key "results" not in dict`, Severity: fn.SeverityError}}, []string{"ConfigMap/a", "Deployment/web"}},
+		{"kpt: the script sees no results", `r = ctx.resource_list["items"][0]
+r["data"]["results"] = str("results" in ctx.resource_list)
+if "results" in ctx.resource_list:
+    fail("results offered")`, true, nil, []string{"Deployment/web", "ConfigMap/a"}},
+		{"catalog runtime: results kept, order kept", add + `ctx.resource_list["results"].append({"severity": "info", "message": "kept"})`, false,
+			[]fn.Result{{Message: "kept", Severity: fn.SeverityInfo}}, []string{"ConfigMap/a", "Deployment/web", "ConfigMap/b", "ConfigMap/7"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out, err := (&Function{Script: tc.script, Kpt: tc.kpt}).Run(context.Background(), list(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantResults, out.Results); diff != "" {
+				t.Errorf("results (-want +got):\n%s", diff)
+			}
+			var order []string
+			for _, it := range out.Items {
+				name := it.GetName()
+				if name == "" {
+					name = yaml.GetValue(it.Field("metadata").Value.Field("name").Value)
+				}
+				order = append(order, it.GetKind()+"/"+name)
+			}
+			if diff := cmp.Diff(tc.wantOrder, order); diff != "" {
+				t.Errorf("items (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Floats are written as yaml.v3's Marshal writes a float64 in kpt's starlark function: a float of
+// no fraction as the plain integer (kpt main writes data six: 6, testdata kpt-main/starlark-scalars),
+// infinities and NaN as .inf, -.inf and .nan (what kpt main's function wrote for float("inf")...).
+func TestStarlarkFloatsAsKpt(t *testing.T) {
+	t.Parallel()
+	script := `ctx.resource_list["items"][0]["data"] = {"f": [6.0, -0.0, 2.5, 1e20, 1e-7, 123456789.0, 100000.0, 0.1, float("inf"), float("-inf"), float("nan")]}`
+	out, err := (&Function{Script: script}).Run(context.Background(), list(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := out.Items[0].Pipe(yaml.Lookup("data", "f"))
+	got, err := f.String()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "- 6\n- -0\n- 2.5\n- 1e+20\n- 1e-07\n- 1.23456789e+08\n- 100000\n- 0.1\n- .inf\n- -.inf\n- .nan\n"; got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	var tags []string
+	for _, n := range f.YNode().Content {
+		tags = append(tags, n.ShortTag())
+	}
+	if diff := cmp.Diff([]string{"!!int", "!!int", "!!float", "!!float", "!!float", "!!float", "!!int", "!!float", "!!float", "!!float", "!!float"}, tags); diff != "" {
+		t.Errorf("tags, as kpt reads back what it wrote (-want +got):\n%s", diff)
+	}
+	// an int beyond 64 bits is what kpt's function cannot write: the run fails
+	if _, err := (&Function{Script: `ctx.resource_list["items"][0]["data"] = {"big": 1 << 70}`}).Run(context.Background(), list(t)); err == nil ||
+		!strings.Contains(err.Error(), "1180591620717411303424 out of range (want value in signed 64-bit range)") {
+		t.Errorf("an int of 71 bits: %v, want an error saying it is out of range", err)
+	}
+}
+
+// encoding/yaml.star's dumps is starlib's: yaml.v2's Marshal, its YAML 1.1 quoting and folding.
+// The want is what kpt main's starlark function returned for the same value.
+func TestStarlarkYAMLDumpsAsKpt(t *testing.T) {
+	t.Parallel()
+	script := `load("encoding/yaml.star", "yaml")
+d = {"t": "06:00:00", "y": "yes", "f": [6.0, 2.5], "k": ["12:30", "- x", "on", "<<"], "long": "word " * 20, 1: "int key"}
+ctx.resource_list["items"][0]["data"] = {"dumps": yaml.dumps(d)}
+`
+	out, err := (&Function{Script: script}).Run(context.Background(), list(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fn.HasErrors(out.Results) {
+		t.Fatal(out.Results)
+	}
+	got, _ := out.Items[0].Pipe(yaml.Lookup("data", "dumps"))
+	want := "1: int key\nf:\n- 6\n- 2.5\nk:\n- \"12:30\"\n- '- x'\n- \"on\"\n- <<\n" +
+		"long: 'word word word word word word word word word word word word word word word\n  word word word word word '\n" +
+		"t: \"06:00:00\"\n\"y\": \"yes\"\n"
+	if diff := cmp.Diff(want, got.YNode().Value); diff != "" {
+		t.Errorf("yaml.dumps (-want +got):\n%s", diff)
+	}
+	for _, bad := range []struct{ script, want string }{
+		{`yaml.dumps(1 << 70)`, "out of range"},
+		{`yaml.dumps({"s": set([1])})`, "unmarshaling starlark value: sets aren't yet supported"},
+		{"l = []\nl.append(l)\nyaml.dumps(l)", "nested too deeply"},
+	} {
+		out, err := (&Function{Script: "load(\"encoding/yaml.star\", \"yaml\")\n" + bad.script}).Run(context.Background(), list(t))
+		if err != nil || len(out.Results) != 1 || !strings.Contains(out.Results[0].Message, bad.want) {
+			t.Errorf("%s: %v %v, want an error result saying %q", bad.script, err, out.Results, bad.want)
+		}
+	}
+}
+
 func TestStarlarkBounds(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
