@@ -1,4 +1,4 @@
-package catalog
+package catalog_test
 
 import (
 	"context"
@@ -8,38 +8,13 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
 )
 
-// denseCatalog is a valid catalog whose one function's schema default is a list of n lists of
-// one 0: four bytes and two values an element, the shape that costs most per byte.
-func denseCatalog(n int) []byte {
-	var b strings.Builder
-	b.WriteString(`apiVersion: config.kubernetes.io/v1alpha1
-kind: KRMFunctionCatalog
-metadata:
-  name: dense
-spec:
-  krmFunctions:
-    - group: dense.example.com
-      names: {kind: Dense}
-      description: A function with a dense default.
-      publisher: example.com
-      versions:
-        - name: v1
-          schema:
-            openAPIV3Schema:
-              type: object
-              default: [`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString("[0]")
-	}
-	b.WriteString("]\n          runtime: {container: {image: \"registry.example.com/dense@sha256:" + strings.Repeat("a", 64) + "\"}}\n")
-	return []byte(b.String())
-}
+// denseCatalog is catalogtest.Dense: n elements of two values each.
+func denseCatalog(n int) []byte { return catalogtest.Dense(n) }
 
 // TestDecodeBudget: a document is refused by what it is, with a finding and an error that name
 // the limit: unparsed when its scan is surely past the node limit, and by the exact count of
@@ -64,7 +39,7 @@ func TestDecodeBudget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			docs, fs, err := DecodeContext(context.Background(), "in.yaml", tt.data, lim)
+			docs, fs, err := catalog.DecodeContext(context.Background(), "in.yaml", tt.data, lim)
 			if tt.limit == "" {
 				if err != nil || fs.HasErrors() || len(docs) != 1 {
 					t.Fatalf("err %v, findings %v, %d documents", err, fs, len(docs))
@@ -103,14 +78,14 @@ func (c *countingContext) Err() error {
 // reading of a large document, rather than after it.
 func TestValidateStopsWhenItsContextEnds(t *testing.T) {
 	t.Parallel()
-	v, err := NewValidator()
+	v, err := catalog.NewValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
 	data := denseCatalog(100_000) // 200,000 values: the meter asks the context every 4,096
 	ctx := &countingContext{Context: context.Background()}
 	ctx.n.Store(3)
-	docs, fs, err := v.ValidateContext(ctx, "in.yaml", data, Options{})
+	docs, fs, err := v.ValidateContext(ctx, "in.yaml", data, catalog.Options{})
 	if !errors.Is(err, context.DeadlineExceeded) || docs != nil {
 		t.Fatalf("err %v, %d documents; want the deadline", err, len(docs))
 	}
@@ -120,16 +95,16 @@ func TestValidateStopsWhenItsContextEnds(t *testing.T) {
 	// and between the steps of a document read whole
 	ctx = &countingContext{Context: context.Background()}
 	ctx.n.Store(60)
-	if _, _, err := v.ValidateContext(ctx, "in.yaml", data, Options{}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := v.ValidateContext(ctx, "in.yaml", data, catalog.Options{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err %v; want the deadline", err)
 	}
 }
 
-// TestValidateFindingsBounded: a document of many wrong values reports at most MaxFindings, and
+// TestValidateFindingsBounded: a document of many wrong values reports at most catalog.MaxFindings, and
 // says how many more there were.
 func TestValidateFindingsBounded(t *testing.T) {
 	t.Parallel()
-	v, err := NewValidator()
+	v, err := catalog.NewValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,17 +115,17 @@ func TestValidateFindingsBounded(t *testing.T) {
 		fmt.Fprintf(&b, "\"bad\\u202e%d\",", i)
 	}
 	b.WriteString("x]}\n")
-	_, fs := v.Validate("in.yaml", []byte(b.String()), Options{})
-	if len(fs) != MaxFindings+1 {
-		t.Fatalf("%d findings, want %d", len(fs), MaxFindings+1)
+	_, fs := v.Validate("in.yaml", []byte(b.String()), catalog.Options{})
+	if len(fs) != catalog.MaxFindings+1 {
+		t.Fatalf("%d findings, want %d", len(fs), catalog.MaxFindings+1)
 	}
-	last := fs.Count(SeverityError)
-	if last < MaxFindings || !strings.Contains(strings.Join(messages(fs), "\n"), "more findings of this document are not shown") {
-		t.Fatalf("%d errors; want %d and the note of those left out", last, MaxFindings)
+	last := fs.Count(catalog.SeverityError)
+	if last < catalog.MaxFindings || !strings.Contains(strings.Join(messages(fs), "\n"), "more findings of this document are not shown") {
+		t.Fatalf("%d errors; want %d and the note of those left out", last, catalog.MaxFindings)
 	}
 }
 
-func messages(fs Findings) []string {
+func messages(fs catalog.Findings) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
 		out[i] = f.Message

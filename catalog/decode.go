@@ -135,6 +135,11 @@ func Decode(file string, data []byte) ([]*Document, Findings) {
 // error. The input is scanned before it is parsed (docbudget.Meter.Scan), so that a document
 // surely past the node limit costs no parsing.
 func DecodeContext(ctx context.Context, file string, data []byte, limits docbudget.Limits) ([]*Document, Findings, error) {
+	return decodeContext(ctx, file, data, limits, nil)
+}
+
+// decodeContext is DecodeContext of an input whose Shape the caller may have already.
+func decodeContext(ctx context.Context, file string, data []byte, limits docbudget.Limits, shape *docbudget.Shape) ([]*Document, Findings, error) {
 	def := DefaultLimits()
 	if limits.Nodes == 0 {
 		limits.Nodes = def.Nodes
@@ -149,7 +154,7 @@ func DecodeContext(ctx context.Context, file string, data []byte, limits docbudg
 	// cannot hold more values than it has bytes
 	limits.Expanded = min(limits.Expanded, max(minValueBudget, valueBudgetPerByte*len(data)))
 	meter := docbudget.NewMeter(limits, ctx.Err)
-	docs, fs, err := decode(file, data, meter)
+	docs, fs, err := decode(file, data, meter, shape)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -160,7 +165,7 @@ func DecodeContext(ctx context.Context, file string, data []byte, limits docbudg
 }
 
 // decode is DecodeContext's work; err is the error that stopped the read, whose finding is in fs.
-func decode(file string, data []byte, meter *docbudget.Meter) (docs []*Document, fs Findings, err error) {
+func decode(file string, data []byte, meter *docbudget.Meter, shape *docbudget.Shape) (docs []*Document, fs Findings, err error) {
 	fail := func(line, col int, format string, args ...any) ([]*Document, Findings, error) {
 		return nil, Findings{{Severity: SeverityError, File: file, Line: line, Column: col, Message: fmt.Sprintf(format, args...)}}, nil
 	}
@@ -176,7 +181,16 @@ func decode(file string, data []byte, meter *docbudget.Meter) (docs []*Document,
 		line, col := lineCol(data, i)
 		return fail(line, col, "input is not UTF-8 text: invalid byte 0x%02x at offset %d", data[i], i)
 	}
-	if err := meter.Scan(data); err != nil {
+	scanErr := func() error {
+		if shape != nil {
+			var e *docbudget.Error
+			if err := meter.Admit(*shape); !errors.As(err, &e) || e.Limit != "depth" {
+				return err
+			}
+		}
+		return meter.Scan(data) // and where the input goes too deep
+	}
+	if err := scanErr(); err != nil {
 		line, col := 1, 1
 		var e *docbudget.Error
 		if errors.As(err, &e) && e.Line > 0 {

@@ -33,6 +33,8 @@ type Options struct {
 	IgnoreUnknownKinds bool
 	// Limits bound what reading the input may cost (DecodeContext); zero fields: DefaultLimits'.
 	Limits docbudget.Limits
+	// Shape is the input's docbudget.Scan, when the caller has it: the input is not scanned again.
+	Shape *docbudget.Shape
 }
 
 // MaxFindings is how many findings a document reports at most; past it, one more says how many
@@ -51,7 +53,7 @@ func (v *Validator) Validate(file string, data []byte, opts Options) ([]*Documen
 // a read past a limit (its finding is among the findings, and no document comes back), or ctx's
 // error when it ended the work.
 func (v *Validator) ValidateContext(ctx context.Context, file string, data []byte, opts Options) ([]*Document, Findings, error) {
-	docs, findings, err := DecodeContext(ctx, file, data, opts.Limits)
+	docs, findings, err := decodeContext(ctx, file, data, opts.Limits, opts.Shape)
 	if err != nil {
 		findings.Sort()
 		return nil, findings, err

@@ -25,16 +25,19 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 			return store.Errorf(store.ErrUnauthorized, "no bearer token")
 		}
-		// an address that failed too often is refused before its token is looked up, so that
-		// guessing tokens costs the database nothing past the budget
-		if wait, spent := s.limits.AuthFailures.Exhausted(client); spent {
+		// every lookup is charged to its address before it is made, and given back when the
+		// token is valid: of lookups that arrive at once no more than the budget are made, so
+		// that guessing tokens costs the database nothing past it
+		refund, wait, ok := s.limits.AuthFailures.Take(client)
+		if !ok {
 			return s.limits.AuthFailures.Refusal(client, wait)
 		}
 		ctx := store.WithActor(r.Context(), store.Actor{Address: client})
 		p, err := s.store.Authenticate(ctx, strings.TrimSpace(token))
 		if errors.Is(err, store.ErrUnauthorized) {
-			s.limits.AuthFailures.Charge(client)
 			s.auditRefusal(ctx, r, "", http.StatusUnauthorized, "invalid or revoked token")
+		} else {
+			refund() // valid, or the database failed: not a guess
 		}
 		if err != nil {
 			return err

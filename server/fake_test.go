@@ -36,6 +36,9 @@ type fakeStore struct {
 
 	fail  error
 	stall bool
+	// hold, when set, keeps PublishCatalog from returning until it is closed; each call first
+	// sends on entered (when set)
+	hold, entered chan struct{}
 }
 
 func newFakeStore() *fakeStore {
@@ -96,6 +99,15 @@ func (f *fakeStore) AuditRefusal(ctx context.Context, publisher, action, subject
 func (f *fakeStore) PublishCatalog(ctx context.Context, p store.PublishCatalogParams) (store.CatalogVersion, bool, error) {
 	if err := f.enter(ctx); err != nil {
 		return store.CatalogVersion{}, false, err
+	}
+	f.mu.Lock()
+	hold, entered := f.hold, f.entered
+	f.mu.Unlock()
+	if entered != nil {
+		entered <- struct{}{}
+	}
+	if hold != nil {
+		<-hold
 	}
 	f.mu.Lock()
 	key := p.Name + "@" + p.Version

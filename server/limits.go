@@ -32,28 +32,41 @@ type Limits struct {
 	// AuthFailures bounds failed authentications per address: past the burst, a request with a
 	// token is refused before the token is looked up.
 	AuthFailures httpx.Limit
+	// DecodeMemory bounds the memory the documents being validated and published take at once,
+	// by an estimate from what each is (decodeCost) before it is read.
+	DecodeMemory int64
 }
 
+// DefaultDecodeMemory is the default of Limits.DecodeMemory: one document at the largest a
+// request may hold (about 165 MiB read whole, at the default body limit), with room for smaller
+// ones beside it.
+const DefaultDecodeMemory = 192 << 20
+
 // DefaultLimits returns the defaults: validation is CPU and memory bound (a 4 MiB document takes
-// seconds of a core and about 100 MiB), so at most half the cores validate and the rest keep
-// serving reads; search is bound by database connections; publishes are authenticated and rare,
-// so one waits for its turn for up to 10 s rather be refused. Pages allow a person's browsing and
-// a crawler's politeness, not a flood; a catalog page of a large catalog is rendered from a cache,
-// but its first rendering decodes the catalog, so pages also take one of a bounded number of
-// slots. Ten wrong tokens in a row are a mistake; more, at a second each, are a guess.
+// a second or more of a core and up to 165 MiB), so half the cores validate, at least two, one a
+// client, and what they decode shares DefaultDecodeMemory with publishes; search is bound by
+// database connections; publishes are authenticated and rare, so one waits for its turn for up
+// to 10 s rather be refused, and a publisher has two in flight at most, so that another's wait.
+// Pages allow a person's browsing and a crawler's politeness, not a flood; a catalog page of a
+// large catalog is rendered from a cache, but its first rendering decodes the catalog, so pages
+// also take one of a bounded number of slots. Ten wrong tokens in a row are a mistake; more, at
+// a second each, are a guess.
 func DefaultLimits(cores int) Limits {
 	return Limits{
-		Validate:     httpx.Limit{Concurrent: max(1, cores/2), Rate: 5, Burst: 10, MaxWait: time.Second},
+		Validate:     httpx.Limit{Concurrent: max(2, cores/2), PerClient: 1, Rate: 5, Burst: 10, MaxWait: time.Second},
 		Search:       httpx.Limit{Concurrent: 32, Rate: 200, Burst: 400, MaxWait: 250 * time.Millisecond},
-		Publish:      httpx.Limit{Concurrent: 8, Rate: 2, Burst: 20, MaxWait: 10 * time.Second},
+		Publish:      httpx.Limit{Concurrent: 8, PerClient: 2, Rate: 2, Burst: 20, MaxWait: 10 * time.Second},
 		Pages:        httpx.Limit{Concurrent: max(2, 2*cores), Rate: 20, Burst: 60, MaxWait: time.Second},
 		AuthFailures: httpx.Limit{Rate: 1, Burst: 10},
+		DecodeMemory: DefaultDecodeMemory,
 	}
 }
 
 // Limiters are the limiters of Limits' classes. The server and the website share one set.
 type Limiters struct {
 	Validate, Search, Publish, Pages, AuthFailures *httpx.Limiter
+	// Decode is the budget of DecodeMemory, which validations and publishes share.
+	Decode *httpx.Budget
 }
 
 // NewLimiters builds the limiters of l.
@@ -64,6 +77,7 @@ func NewLimiters(l Limits) *Limiters {
 		Publish:      httpx.NewLimiter("publish", l.Publish),
 		Pages:        httpx.NewLimiter("page", l.Pages),
 		AuthFailures: httpx.NewLimiter("failed authentications", l.AuthFailures),
+		Decode:       httpx.NewBudget("decoding documents", l.DecodeMemory),
 	}
 }
 
@@ -86,6 +100,11 @@ func (s *Server) limited(w http.ResponseWriter, r *http.Request, l *httpx.Limite
 	if err := l.Pace(r.Context(), client); err != nil {
 		return err
 	}
+	done, err := l.Hold(r.Context(), client)
+	if err != nil {
+		return err
+	}
+	defer done()
 	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
 		body, err := s.readBody(w, r)
 		if err != nil {

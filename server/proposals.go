@@ -41,10 +41,11 @@ func (s *Server) createProposal(w http.ResponseWriter, r *http.Request) error {
 	if len(body) > store.MaxProposalBytes {
 		return &http.MaxBytesError{Limit: store.MaxProposalBytes}
 	}
-	doc, _, err := s.decodeOne("definition.yaml", body, catalog.KindDefinition)
+	doc, _, release, err := s.decodeOne(r.Context(), "definition.yaml", body, catalog.KindDefinition)
 	if err != nil {
 		return err
 	}
+	defer release()
 	def, err := catalog.DecodeDefinition(doc)
 	if err != nil {
 		return err
@@ -127,10 +128,11 @@ func (s *Server) approveProposal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	doc, cat, warnings, err := s.decodeCatalog(name, body)
+	doc, cat, warnings, release, err := s.decodeCatalog(ctx, name, body)
 	if err != nil {
 		return err
 	}
+	defer release()
 	cv, created, err := s.store.PublishCatalog(ctx, store.PublishCatalogParams{
 		Name: name, Version: version, Publisher: publisher, Content: body, Document: doc, Catalog: cat,
 		Push: s.pushCatalog(name, version, body), Proposal: id,

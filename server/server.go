@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/docbudget"
 	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/store"
 )
@@ -100,6 +101,8 @@ type Server struct {
 	deadlines Deadlines
 	limits    *Limiters
 	failures  *coalescer
+	// docLimits bound what reading a posted document may cost: those of a body of maxBody
+	docLimits docbudget.Limits
 
 	draining atomic.Bool // Drain was called: readiness answers 503, everything else as before
 }
@@ -121,6 +124,7 @@ func New(cfg Config) (*Server, error) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	s.docLimits = docbudget.ForBytes(s.maxBody)
 	s.failures = newCoalescer(s.logger, 10*time.Second)
 	s.limits = cfg.Limiters
 	if s.limits == nil {

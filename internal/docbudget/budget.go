@@ -148,9 +148,22 @@ func (m *Meter) Scan(data []byte) error {
 	}
 	// the top-level collection of a document is at depth 0: limits.Depth+1 may be open at once
 	s := scan(data, m.limits.Depth+1)
+	err := m.Admit(s.Shape)
+	var e *Error
+	if errors.As(err, &e) && e.Limit == "depth" {
+		e.Line, e.Column = lineCol(data, s.deepAt)
+	}
+	return err
+}
+
+// Admit is Scan of an input whose Shape the caller has already (it scanned the input to
+// estimate what reading it costs, before it admitted the read).
+func (m *Meter) Admit(s Shape) error {
+	if err := m.Check(); err != nil {
+		return err
+	}
 	if m.limits.Depth > 0 && s.Depth > m.limits.Depth+1 {
-		line, col := lineCol(data, s.deepAt)
-		return &Error{Limit: "depth", Max: m.limits.Depth, Scanned: true, Line: line, Column: col}
+		return &Error{Limit: "depth", Max: m.limits.Depth, Scanned: true, Line: 1, Column: 1}
 	}
 	if m.limits.Nodes > 0 && s.Nodes > m.limits.Nodes+m.limits.Nodes/scanSlack {
 		return &Error{Limit: "nodes", Max: m.limits.Nodes, Scanned: true, Line: 1, Column: 1}

@@ -15,6 +15,9 @@ import (
 type Limit struct {
 	// Concurrent requests of the class in flight on this replica; more get 429.
 	Concurrent int
+	// PerClient is how many of them one client may have in flight: the rest of the slots stay
+	// for other clients, whatever one sends at once.
+	PerClient int
 	// Rate is the requests per second one client may make, in bursts of Burst.
 	Rate  float64
 	Burst int
@@ -39,11 +42,16 @@ type Limiter struct {
 	slots   chan struct{} // nil: no concurrency bound
 	buckets *buckets      // nil: no rate bound
 	maxWait time.Duration
+
+	perClient int
+	mu        sync.Mutex
+	inFlight  map[string]int            // per client, when perClient > 0
+	freed     map[string]chan struct{} // closed when one of a client's requests ends
 }
 
 // NewLimiter returns the limiter of a class of work named class (the name appears in refusals).
 func NewLimiter(class string, l Limit) *Limiter {
-	lim := &Limiter{class: class, maxWait: l.MaxWait}
+	lim := &Limiter{class: class, maxWait: l.MaxWait, perClient: l.PerClient, inFlight: map[string]int{}, freed: map[string]chan struct{}{}}
 	if l.Concurrent > 0 {
 		lim.slots = make(chan struct{}, l.Concurrent)
 	}
@@ -51,6 +59,14 @@ func NewLimiter(class string, l Limit) *Limiter {
 		lim.buckets = newBuckets(l.Rate, max(1, l.Burst))
 	}
 	return lim
+}
+
+// MaxWait is how long a request of the class waits for its turn before it is refused.
+func (l *Limiter) MaxWait() time.Duration {
+	if l == nil {
+		return 0
+	}
+	return l.maxWait
 }
 
 // Admit paces client's request and takes a slot for it (Pace, then Slot). The caller calls the
@@ -82,6 +98,60 @@ func (l *Limiter) Pace(ctx context.Context, client string) error {
 		return sleep(ctx, wait)
 	}
 	return nil
+}
+
+// Hold takes one of client's own slots (Limit.PerClient), waiting up to MaxWait for one of its
+// requests to end. The caller calls release when the work is done.
+func (l *Limiter) Hold(ctx context.Context, client string) (release func(), err error) {
+	if l == nil || l.perClient <= 0 {
+		return func() {}, nil
+	}
+	var timeout <-chan time.Time
+	for {
+		l.mu.Lock()
+		if l.inFlight[client] < l.perClient {
+			l.inFlight[client]++
+			l.mu.Unlock()
+			return func() { l.release(client) }, nil
+		}
+		freed, ok := l.freed[client]
+		if !ok {
+			freed = make(chan struct{})
+			l.freed[client] = freed
+		}
+		l.mu.Unlock()
+		if timeout == nil {
+			if l.maxWait <= 0 {
+				return nil, l.busyClient(client)
+			}
+			t := time.NewTimer(l.maxWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-freed:
+		case <-timeout:
+			return nil, l.busyClient(client)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (l *Limiter) release(client string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inFlight[client]--; l.inFlight[client] <= 0 {
+		delete(l.inFlight, client)
+	}
+	if ch, ok := l.freed[client]; ok {
+		close(ch)
+		delete(l.freed, client)
+	}
+}
+
+func (l *Limiter) busyClient(client string) error {
+	return &TooManyRequests{Message: fmt.Sprintf("%s has %d %s requests in flight, the most one client may; wait for them", client, l.perClient, l.class), RetryAfter: time.Second}
 }
 
 // Slot takes one of the class's concurrent slots, waiting up to MaxWait for one to free.
@@ -127,6 +197,21 @@ func (l *Limiter) Charge(client string) {
 		return
 	}
 	l.buckets.reserve(client, time.Now(), time.Duration(math.MaxInt64))
+}
+
+// Take spends one of client's requests if one is left, in one step: of requests that arrive at
+// once, no more than the budget pass. ok is false when none is left (retryAfter says when one
+// will be). refund gives the request back, for work that turned out not to cost the budget (a
+// token that was valid after all).
+func (l *Limiter) Take(client string) (refund func(), retryAfter time.Duration, ok bool) {
+	if l == nil || l.buckets == nil {
+		return func() {}, 0, true
+	}
+	wait, ok := l.buckets.reserve(client, time.Now(), 0)
+	if !ok {
+		return nil, wait, false
+	}
+	return func() { l.buckets.refund(client) }, 0, true
 }
 
 // Refusal is the error of a client whose budget Exhausted reports spent.
@@ -204,6 +289,15 @@ func (b *buckets) reserve(client string, now time.Time, maxWait time.Duration) (
 		return wait, true
 	}
 	return wait, false
+}
+
+// refund gives client's bucket back the token a request took.
+func (b *buckets) refund(client string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if bk, ok := b.m[client]; ok {
+		bk.tokens = min(b.burst, bk.tokens+1)
+	}
 }
 
 // peek reports whether client's bucket is empty at now, and how long until it holds a token.
