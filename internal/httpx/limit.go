@@ -45,7 +45,7 @@ type Limiter struct {
 
 	perClient int
 	mu        sync.Mutex
-	inFlight  map[string]int            // per client, when perClient > 0
+	inFlight  map[string]int           // per client, when perClient > 0
 	freed     map[string]chan struct{} // closed when one of a client's requests ends
 }
 
