@@ -105,6 +105,25 @@ func (m *Meter) Node(depth int) error {
 	return m.poll()
 }
 
+// Charge counts n nodes at once: those a reader read with its own count (Remaining), at depths
+// it bounded itself.
+func (m *Meter) Charge(n int) error {
+	m.nodes += n
+	if m.limits.Nodes > 0 && m.nodes > m.limits.Nodes {
+		return &Error{Limit: "nodes", Max: m.limits.Nodes}
+	}
+	m.tick += n
+	return m.poll()
+}
+
+// Remaining is how many nodes the meter has left, or -1 when it has no node limit.
+func (m *Meter) Remaining() int {
+	if m.limits.Nodes <= 0 {
+		return -1
+	}
+	return max(m.limits.Nodes-m.nodes, 0)
+}
+
 // Expand counts n values that expanding an alias (or a merge) produced: with the nodes, they
 // are what the read holds once expanded.
 func (m *Meter) Expand(n int) error {
