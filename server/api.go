@@ -254,15 +254,6 @@ func (s *Server) searchFunctions(w http.ResponseWriter, r *http.Request) error {
 	return serveJSON(w, res)
 }
 
-func (s *Server) getFunction(w http.ResponseWriter, r *http.Request) error {
-	f, err := s.store.GetFunction(r.Context(), chi.URLParam(r, "group"), chi.URLParam(r, "kind"))
-	if err != nil {
-		return err
-	}
-	s.signatures.AnnotateFunctionVersions(r.Context(), f.Entries)
-	return serveJSON(w, f)
-}
-
 func (s *Server) getFunctionVersion(w http.ResponseWriter, r *http.Request) error {
 	fvs, err := s.store.GetFunctionVersion(r.Context(), chi.URLParam(r, "group"), chi.URLParam(r, "kind"), chi.URLParam(r, "version"))
 	if err != nil {

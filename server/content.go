@@ -123,18 +123,45 @@ func (s *Server) pinnedCatalogYAML(w http.ResponseWriter, r *http.Request) error
 	return serveContent(w, r, c, s.cacheImmutable)
 }
 
+// definitionYAML serves a function's definition: its latest published definition, cached until a
+// publish of the function says otherwise; else the one generated from the catalogs that list it,
+// cached by the digest of what it is generated from (which a publish of any of them changes), so
+// that it is generated once a change and never past store.MaxDerivedBytes.
 func (s *Server) definitionYAML(w http.ResponseWriter, r *http.Request) error {
 	group, kind := chi.URLParam(r, "group"), chi.URLParam(r, "kind")
-	c, err := s.content("definition:", "function:", func() (store.Content, error) {
-		return s.store.DefinitionContent(r.Context(), group, kind)
-	}, group, "/", kind)
-	if err != nil {
-		return err
+	read := func() (store.Content, error) { return s.store.DefinitionContent(r.Context(), group, kind) }
+	c := s.cached("definition:", group, "/", kind)
+	if c == nil {
+		digest, derived, err := s.store.DefinitionDigest(r.Context(), group, kind)
+		switch {
+		case err != nil:
+			return err
+		case derived:
+			c, err = s.content("derived:", "", read, group, "/", kind, "@", digest)
+		default:
+			c, err = s.content("definition:", "function:", read, group, "/", kind)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if c.derived {
 		w.Header().Set("X-Definition-Derived", "generated from the catalogs that list this function")
 	}
 	return serveContent(w, r, c, s.cacheLatest)
+}
+
+// cached returns the content cached under the concatenation of key, or nil.
+func (s *Server) cached(key ...string) *preparedContent {
+	if s.cache == nil {
+		return nil
+	}
+	var buf [256]byte
+	k := buf[:0]
+	for _, part := range key {
+		k = append(k, part...)
+	}
+	return s.cache.get(k)
 }
 
 // content returns prepared content from the cache, or reads it from the store and caches it. The

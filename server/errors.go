@@ -103,6 +103,8 @@ func statusOf(err error) (int, string, []errorDetail) {
 		return http.StatusBadRequest, bad.message, nil
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge, "request body is larger than the limit of " + humanize.IBytes(uint64(tooLarge.Limit)), nil
+	case errors.Is(err, store.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, err.Error(), nil
 	case errors.Is(err, store.ErrBadPageToken), errors.Is(err, store.ErrInvalid):
 		return http.StatusBadRequest, err.Error(), nil
 	case errors.Is(err, store.ErrUnauthorized):

@@ -36,6 +36,10 @@ type fakeStore struct {
 
 	fail  error
 	stall bool
+	// derived holds definitions generated from catalogs (DefinitionContent's Derived), by
+	// group/kind; reads counts the reads of definitions and functions
+	derived map[string][]byte
+	reads   int
 	// hold, when set, keeps PublishCatalog from returning until it is closed; each call first
 	// sends on entered (when set)
 	hold, entered chan struct{}
@@ -234,11 +238,43 @@ func (f *fakeStore) DefinitionContent(ctx context.Context, group, kind string) (
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.reads++
+	if b, ok := f.derived[group+"/"+kind]; ok {
+		return store.Content{Name: group + "/" + kind, Bytes: b, Digest: store.Digest(b), Derived: true}, nil
+	}
 	b, ok := f.defs[group+"/"+kind]
 	if !ok {
 		return store.Content{}, store.Errorf(store.ErrNotFound, "no function %s/%s", group, kind)
 	}
 	return store.Content{Name: group + "/" + kind, Bytes: b, Digest: store.Digest(b)}, nil
+}
+
+func (f *fakeStore) DefinitionDigest(ctx context.Context, group, kind string) (string, bool, error) {
+	if err := f.enter(ctx); err != nil {
+		return "", false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if b, ok := f.defs[group+"/"+kind]; ok {
+		return store.Digest(b), false, nil
+	}
+	if b, ok := f.derived[group+"/"+kind]; ok {
+		return store.Digest(append([]byte("derived "), b...)), true, nil
+	}
+	return "", false, store.Errorf(store.ErrNotFound, "no function %s/%s", group, kind)
+}
+
+func (f *fakeStore) FunctionDigest(ctx context.Context, group, kind string) (string, error) {
+	if err := f.enter(ctx); err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn, ok := f.function(group, kind)
+	if !ok {
+		return "", store.Errorf(store.ErrNotFound, "no function %s/%s", group, kind)
+	}
+	return store.Digest(fmt.Appendf(nil, "%v", fn)), nil
 }
 
 func (f *fakeStore) SearchFunctions(ctx context.Context, q store.SearchQuery) (store.SearchResult, error) {
@@ -280,6 +316,7 @@ func (f *fakeStore) GetFunction(ctx context.Context, group, kind string) (store.
 	if !ok {
 		return store.FunctionDetail{}, store.Errorf(store.ErrNotFound, "no function %s/%s", group, kind)
 	}
+	f.reads++
 	return fn, nil
 }
 

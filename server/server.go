@@ -38,6 +38,8 @@ type Store interface {
 	ListCatalogVersions(ctx context.Context, name string) ([]store.CatalogVersion, error)
 	CatalogContent(ctx context.Context, name, version string) (store.Content, error)
 	DefinitionContent(ctx context.Context, group, kind string) (store.Content, error)
+	DefinitionDigest(ctx context.Context, group, kind string) (digest string, derived bool, err error)
+	FunctionDigest(ctx context.Context, group, kind string) (string, error)
 	SearchFunctions(ctx context.Context, q store.SearchQuery) (store.SearchResult, error)
 	GetFunction(ctx context.Context, group, kind string) (store.FunctionDetail, error)
 	GetFunctionVersion(ctx context.Context, group, kind, version string) ([]store.FunctionVersion, error)
@@ -101,6 +103,8 @@ type Server struct {
 	deadlines Deadlines
 	limits    *Limiters
 	failures  *coalescer
+	// functions holds the functions of GET /api/v1/functions/GROUP/KIND by their digest
+	functions *functionCache
 	// docLimits bound what reading a posted document may cost: those of a body of maxBody
 	docLimits docbudget.Limits
 
@@ -126,6 +130,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.docLimits = docbudget.ForBytes(s.maxBody)
 	s.failures = newCoalescer(s.logger, 10*time.Second)
+	s.functions = newFunctionCache(functionCacheBytes)
 	s.limits = cfg.Limiters
 	if s.limits == nil {
 		s.limits = NewLimiters(DefaultLimits(runtime.GOMAXPROCS(0)))

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"time"
@@ -193,6 +195,40 @@ WHERE f.fn_group = $1 AND f.kind = $2 AND fv.current
 ORDER BY c.name NULLS FIRST, fv.id`
 )
 
+const (
+	sqlDefinitionDigest = `
+SELECT r.digest
+FROM definition_revisions r JOIN functions f ON f.id = r.function_id
+WHERE f.fn_group = $1 AND f.kind = $2
+ORDER BY r.id DESC LIMIT 1`
+	sqlCurrentSources = `
+SELECT string_agg(fv.id::text, ',' ORDER BY fv.id)
+FROM function_versions fv JOIN functions f ON f.id = fv.function_id
+WHERE f.fn_group = $1 AND f.kind = $2 AND fv.current`
+)
+
+// DefinitionDigest says which definition.yaml DefinitionContent would return, without reading or
+// generating it: the digest of the latest published definition, or, for one generated from the
+// catalogs that list the function (derived), a digest of the entries it is generated from, which
+// changes when they do. A cache keyed by it needs no other invalidation.
+func (s *Store) DefinitionDigest(ctx context.Context, group, kind string) (digest string, derived bool, err error) {
+	err = s.pool.QueryRow(ctx, sqlDefinitionDigest, group, kind).Scan(&digest)
+	if err == nil {
+		return digest, false, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return "", false, fmt.Errorf("read definition %s/%s: %w", group, kind, err)
+	}
+	var ids *string
+	if err := s.pool.QueryRow(ctx, sqlCurrentSources, group, kind).Scan(&ids); err != nil {
+		return "", false, fmt.Errorf("read definition %s/%s: %w", group, kind, err)
+	}
+	if ids == nil {
+		return "", false, Errorf(ErrNotFound, "no function %s/%s", group, kind)
+	}
+	return Digest([]byte("derived " + group + "/" + kind + " " + *ids)), true, nil
+}
+
 // DefinitionContent returns the definition of a function: the latest published definition's bytes,
 // or, for a function that only catalogs list, a KRMFunctionDefinition generated from its current
 // catalog entries (Content.Derived).
@@ -224,9 +260,47 @@ func (s *Store) DefinitionContent(ctx context.Context, group, kind string) (Cont
 	return c, nil
 }
 
+// MaxDerivedBytes bounds the definition.yaml the service generates for a function that only
+// catalogs list, from its current entries: a publish that would make it larger is refused
+// (ErrTooLarge). Generated YAML can be many times its source (a nested list written [[0],[0]]
+// becomes lines of dashes, each indented), so the bound is checked on the generated form itself.
+const MaxDerivedBytes = 4 << 20
+
 // derivedDefinition writes a KRMFunctionDefinition from catalog entries; the first entry of each
 // version wins, as in resolution.
 func derivedDefinition(group, kind string, specs []versionSpec) ([]byte, error) {
+	var b bytes.Buffer
+	if err := encodeDerived(&b, group, kind, specs); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// derivedSize is the size of derivedDefinition's document, found without keeping it; past limit
+// it stops, and reports false.
+func derivedSize(group, kind string, specs []versionSpec, limit int) (int, bool) {
+	w := &countingWriter{left: limit}
+	if err := encodeDerived(w, group, kind, specs); err != nil {
+		return limit + 1, false
+	}
+	return limit - w.left, true
+}
+
+// countingWriter counts what is written to it, and fails a write past what it has left.
+type countingWriter struct{ left int }
+
+var errPastLimit = errors.New("past the limit")
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.left {
+		w.left = -1
+		return 0, errPastLimit
+	}
+	w.left -= len(p)
+	return len(p), nil
+}
+
+func encodeDerived(w io.Writer, group, kind string, specs []versionSpec) error {
 	meta := specs[0].Meta
 	seen := map[string]bool{}
 	var versions []map[string]any
@@ -255,5 +329,9 @@ func derivedDefinition(group, kind string, specs []versionSpec) ([]byte, error) 
 		spec["tags"] = meta.Tags
 	}
 	// map keys marshal sorted, which happens to be the conventional apiVersion, kind, spec order
-	return yaml.Marshal(map[string]any{"apiVersion": catalog.APIVersion, "kind": catalog.KindDefinition, "spec": spec})
+	enc := yaml.NewEncoder(w)
+	if err := enc.Encode(map[string]any{"apiVersion": catalog.APIVersion, "kind": catalog.KindDefinition, "spec": spec}); err != nil {
+		return err
+	}
+	return enc.Close()
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/dustin/go-humanize"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
@@ -183,7 +185,7 @@ func insertFunctionVersions(ctx context.Context, tx pgx.Tx, ids map[functionKey]
 
 const (
 	sqlCurrentOfFunctions = `
-SELECT fv.function_id, fv.version, fv.runtimes, fv.spec, c.name
+SELECT fv.function_id, fv.id, fv.version, fv.runtimes, fv.spec, c.name, fv.definition_revision_id IS NOT NULL
 FROM function_versions fv
 LEFT JOIN catalog_versions cv ON cv.id = fv.catalog_version_id
 LEFT JOIN catalogs c ON c.id = cv.catalog_id
@@ -269,22 +271,29 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 	for _, id := range ids {
 		views[id] = &functionView{}
 	}
+	sources := make(map[int64][]derivedSource, len(ids))
+	defined := map[int64]bool{} // functions with a published definition, whose definition.yaml is not generated
 	rows, err := tx.Query(ctx, sqlCurrentOfFunctions, ids)
 	if err != nil {
 		return fmt.Errorf("refresh functions: %w", err)
 	}
 	for rows.Next() {
 		var (
-			id       int64
-			version  string
-			runtimes []string
-			spec     versionSpec
-			catName  *string
+			id, fvID   int64
+			version    string
+			runtimes   []string
+			spec       versionSpec
+			catName    *string
+			definition bool
 		)
-		if err := rows.Scan(&id, &version, &runtimes, &spec, &catName); err != nil {
+		if err := rows.Scan(&id, &fvID, &version, &runtimes, &spec, &catName, &definition); err != nil {
 			rows.Close()
 			return fmt.Errorf("refresh functions: %w", err)
 		}
+		if definition {
+			defined[id] = true
+		}
+		sources[id] = append(sources[id], derivedSource{catalog: catName, id: fvID, spec: spec})
 		v := views[id]
 		v.description = spec.Meta.Description // the newest source wins, a curator's never over the publisher's
 		v.tags = append(v.tags, spec.Meta.Tags...)
@@ -297,6 +306,16 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("refresh functions: %w", err)
+	}
+	for _, id := range ids {
+		if defined[id] || len(sources[id]) == 0 {
+			continue
+		}
+		f := before[id]
+		if _, ok := derivedSize(f.group, f.kind, orderedSpecs(sources[id]), MaxDerivedBytes); !ok {
+			return Errorf(ErrTooLarge, "the definition.yaml generated for function %s/%s from the catalogs that list it would be larger than %s, the limit: give its schemas smaller defaults and examples, or list fewer versions",
+				f.group, f.kind, humanize.IBytes(MaxDerivedBytes))
+		}
 	}
 
 	batch := &pgx.Batch{}
@@ -323,6 +342,35 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 		return fmt.Errorf("refresh functions: %w", err)
 	}
 	return nil
+}
+
+// derivedSource is one current entry of a function, a source of its generated definition.
+type derivedSource struct {
+	catalog *string // nil: a published definition
+	id      int64
+	spec    versionSpec
+}
+
+// orderedSpecs are the specs of a function's sources in the order its generated definition takes
+// them (DefinitionContent's: by catalog, the definition first, then as indexed).
+func orderedSpecs(src []derivedSource) []versionSpec {
+	slices.SortStableFunc(src, func(a, b derivedSource) int {
+		switch {
+		case (a.catalog == nil) != (b.catalog == nil):
+			if a.catalog == nil {
+				return -1
+			}
+			return 1
+		case a.catalog != nil && *a.catalog != *b.catalog:
+			return strings.Compare(*a.catalog, *b.catalog)
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	out := make([]versionSpec, len(src))
+	for i, s := range src {
+		out[i] = s.spec
+	}
+	return out
 }
 
 // facetDeltas accumulates the changes a refresh makes to facet_totals.

@@ -1,0 +1,93 @@
+package server
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/krm-catalog/krm-catalog/store"
+)
+
+func (f *fakeStore) readCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads
+}
+
+// TestDerivedDefinitionCachedByDigest: a generated definition.yaml is generated once a change of
+// what it is generated from, and kept whatever its size within store.MaxDerivedBytes, even above
+// the quarter of the cache other content is held to. Before, one too large for that quarter was
+// generated again on every GET.
+func TestDerivedDefinitionCachedByDigest(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, func(c *Config) { c.Cache = NewContentCache(16 << 20) })
+	ts.cache.setLive(true)
+	big := []byte("apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionDefinition\nspec:\n  default:\n" + strings.Repeat("    - - 0\n", 300_000))
+	ts.store.mu.Lock()
+	ts.store.derived = map[string][]byte{"dense.example.com/Dense": big}
+	ts.store.mu.Unlock()
+	path := "/functions/dense.example.com/Dense/definition.yaml"
+	for range 5 {
+		rec := ts.do(t, call{path: path})
+		if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), big) || rec.Header().Get("X-Definition-Derived") == "" {
+			t.Fatalf("GET %s: %d, %d bytes", path, rec.Code, rec.Body.Len())
+		}
+	}
+	if n := ts.store.readCount(); n != 1 {
+		t.Errorf("%d generations for 5 GETs of an unchanged definition; want 1", n)
+	}
+	changed := append([]byte(nil), big...)
+	changed = append(changed, "    - - 1\n"...)
+	ts.store.mu.Lock()
+	ts.store.derived["dense.example.com/Dense"] = changed
+	ts.store.mu.Unlock()
+	if rec := ts.do(t, call{path: path}); !bytes.Equal(rec.Body.Bytes(), changed) {
+		t.Error("a changed source served the old generated definition")
+	}
+	if n := ts.store.readCount(); n != 2 {
+		t.Errorf("%d generations after a change; want 2", n)
+	}
+}
+
+// TestFunctionCachedByDigest: GET /api/v1/functions/GROUP/KIND reads the function once a change
+// of its entries; each request asks for the digest alone. Before, every request read and encoded
+// every entry (a second and 4 MB for a dense one).
+func TestFunctionCachedByDigest(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil)
+	var first []byte
+	for i := range 5 {
+		rec := ts.do(t, call{path: "/api/v1/functions/fn.example.com/SetNamespace"})
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"kind":"SetNamespace"`) {
+			t.Fatalf("GET: %d %s", rec.Code, rec.Body)
+		}
+		if i == 0 {
+			first = rec.Body.Bytes()
+		} else if !bytes.Equal(first, rec.Body.Bytes()) {
+			t.Fatal("a cached answer differs from the first")
+		}
+	}
+	if n := ts.store.readCount(); n != 1 {
+		t.Errorf("%d reads for 5 GETs of an unchanged function; want 1", n)
+	}
+	ts.store.mu.Lock()
+	ts.store.fns[0].Description = "changed"
+	ts.store.mu.Unlock()
+	if rec := ts.do(t, call{path: "/api/v1/functions/fn.example.com/SetNamespace"}); !strings.Contains(rec.Body.String(), `"description":"changed"`) {
+		t.Errorf("a changed function served from the cache: %s", rec.Body)
+	}
+	if rec := ts.do(t, call{path: "/api/v1/functions/fn.example.com/Missing"}); rec.Code != http.StatusNotFound {
+		t.Errorf("an unknown function: %d", rec.Code)
+	}
+}
+
+// TestTooLargeIsRefused: the store's refusal of a publish whose generated form would be too
+// large answers 413.
+func TestTooLargeIsRefused(t *testing.T) {
+	t.Parallel()
+	status, msg, _ := statusOf(store.Errorf(store.ErrTooLarge, "the definition.yaml generated for function a/B would be larger than 4.0 MiB, the limit"))
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(msg, "4.0 MiB") {
+		t.Errorf("ErrTooLarge answers %d %q, want 413 with the limit", status, msg)
+	}
+}
