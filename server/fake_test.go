@@ -496,13 +496,33 @@ func (f *fakeStore) ListProposals(ctx context.Context, catalogName string) ([]st
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.reads++
 	out := []store.Proposal{}
 	for _, p := range f.proposals {
 		if p.Catalog == catalogName && p.Status == store.ProposalOpen {
+			p.Definition = "" // a list leaves the definitions out
 			out = append(out, p)
 		}
 	}
 	return out, nil
+}
+
+func (f *fakeStore) ProposalsDigest(ctx context.Context, catalogName string) (string, error) {
+	if err := f.enter(ctx); err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.catalogs[catalogName]) == 0 {
+		return "", store.Errorf(store.ErrNotFound, "no catalog %q", catalogName)
+	}
+	state := ""
+	for _, p := range f.proposals {
+		if p.Catalog == catalogName && p.Status == store.ProposalOpen {
+			state += fmt.Sprint(p.ID, ",")
+		}
+	}
+	return store.Digest([]byte(state)), nil
 }
 
 func (f *fakeStore) GetProposal(ctx context.Context, catalogName string, id int64) (store.Proposal, error) {

@@ -13,8 +13,8 @@ import (
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
-// functionCacheBytes bounds what functionCache holds, by the size of the functions' JSON.
-const functionCacheBytes = 32 << 20
+// readCacheBytes bounds what readCache holds.
+const readCacheBytes = 32 << 20
 
 // getFunction serves a function with every current entry. The function is read once a change:
 // it is cached by the digest of its entries (store.FunctionDigest), which a publish of any of them
@@ -27,18 +27,18 @@ func (s *Server) getFunction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	key := group + "/" + kind + "@" + digest
-	f := s.functions.get(key)
+	key := "function:" + group + "/" + kind + "@" + digest
+	f := s.reads.get(key)
 	if f == nil {
 		d, err := s.store.GetFunction(ctx, group, kind)
 		if err != nil {
 			return err
 		}
-		f, err = newCachedFunction(d)
+		f, err = newCachedRead(d)
 		if err != nil {
 			return err
 		}
-		s.functions.put(key, f)
+		s.reads.put(key, f)
 	}
 	w.Header().Set("Cache-Control", "no-cache")
 	if s.signatures == nil {
@@ -48,34 +48,61 @@ func (s *Server) getFunction(w http.ResponseWriter, r *http.Request) error {
 		_, _ = w.Write(f.body)
 		return nil
 	}
-	d := f.detail
+	d := f.value.(store.FunctionDetail)
 	d.Entries = slices.Clone(d.Entries)
 	s.signatures.AnnotateFunctionVersions(ctx, d.Entries)
 	return serveJSON(w, d)
 }
 
-// cachedFunction is a function read from the store and its JSON without signatures.
-type cachedFunction struct {
-	detail store.FunctionDetail // never changed: a request annotates a copy of its entries
-	body   []byte
+// listProposals serves a catalog's open proposals, without their definitions, cached as
+// getFunction caches a function: by the digest of the list (store.ProposalsDigest).
+func (s *Server) listProposals(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	name := chi.URLParam(r, "name")
+	digest, err := s.store.ProposalsDigest(ctx, name)
+	if err != nil {
+		return err
+	}
+	key := "proposals:" + name + "@" + digest
+	f := s.reads.get(key)
+	if f == nil {
+		ps, err := s.store.ListProposals(ctx, name)
+		if err != nil {
+			return err
+		}
+		if f, err = newCachedRead(map[string]any{"proposals": ps}); err != nil {
+			return err
+		}
+		s.reads.put(key, f)
+	}
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(f.body)
+	return nil
 }
 
-func newCachedFunction(d store.FunctionDetail) (*cachedFunction, error) {
+// cachedRead is what a read of the API returned, and its JSON.
+type cachedRead struct {
+	value any // never changed: a request that adds to it changes a copy
+	body  []byte
+}
+
+func newCachedRead(v any) (*cachedRead, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b) // as writeJSON writes
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(d); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return &cachedFunction{detail: d, body: b.Bytes()}, nil
+	return &cachedRead{value: v, body: b.Bytes()}, nil
 }
 
-// size estimates the memory a cached function takes: its JSON, and its decoded entries, a few
-// times their JSON.
-func (f *cachedFunction) size() int64 { return 5 * int64(len(f.body)) }
+// size estimates the memory a cached read takes: its JSON, and its value, a few times its JSON.
+func (f *cachedRead) size() int64 { return 5 * int64(len(f.body)) }
 
-// functionCache is a least-recently-used cache of functions by key, bounded in bytes.
-type functionCache struct {
+// readCache is a least-recently-used cache of reads by key, bounded in bytes.
+type readCache struct {
 	mu       sync.Mutex
 	entries  map[string]*list.Element
 	lru      *list.List
@@ -83,16 +110,16 @@ type functionCache struct {
 	maxBytes int64
 }
 
-type functionEntry struct {
+type readEntry struct {
 	key string
-	f   *cachedFunction
+	f   *cachedRead
 }
 
-func newFunctionCache(maxBytes int64) *functionCache {
-	return &functionCache{entries: map[string]*list.Element{}, lru: list.New(), maxBytes: maxBytes}
+func newReadCache(maxBytes int64) *readCache {
+	return &readCache{entries: map[string]*list.Element{}, lru: list.New(), maxBytes: maxBytes}
 }
 
-func (c *functionCache) get(key string) *cachedFunction {
+func (c *readCache) get(key string) *cachedRead {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.entries[key]
@@ -100,11 +127,11 @@ func (c *functionCache) get(key string) *cachedFunction {
 		return nil
 	}
 	c.lru.MoveToFront(el)
-	return el.Value.(*functionEntry).f
+	return el.Value.(*readEntry).f
 }
 
 // put keeps f under key, unless it alone would take more than the cache.
-func (c *functionCache) put(key string, f *cachedFunction) {
+func (c *readCache) put(key string, f *cachedRead) {
 	size := f.size()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -114,15 +141,15 @@ func (c *functionCache) put(key string, f *cachedFunction) {
 	if el, ok := c.entries[key]; ok {
 		c.remove(el)
 	}
-	c.entries[key] = c.lru.PushFront(&functionEntry{key: key, f: f})
+	c.entries[key] = c.lru.PushFront(&readEntry{key: key, f: f})
 	c.size += size
 	for c.size > c.maxBytes {
 		c.remove(c.lru.Back())
 	}
 }
 
-func (c *functionCache) remove(el *list.Element) {
-	e := el.Value.(*functionEntry)
+func (c *readCache) remove(el *list.Element) {
+	e := el.Value.(*readEntry)
 	c.lru.Remove(el)
 	delete(c.entries, e.key)
 	c.size -= e.f.size()

@@ -18,6 +18,7 @@ import (
 type ProposalStore interface {
 	CreateProposal(ctx context.Context, p store.CreateProposalParams) (store.Proposal, bool, error)
 	ListProposals(ctx context.Context, catalogName string) ([]store.Proposal, error)
+	ProposalsDigest(ctx context.Context, catalogName string) (string, error)
 	GetProposal(ctx context.Context, catalogName string, id int64) (store.Proposal, error)
 	RejectProposal(ctx context.Context, catalogName string, id int64, publisher, reason string) (store.Proposal, error)
 }
@@ -65,14 +66,6 @@ func (s *Server) createProposal(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, status, p)
 	return nil
-}
-
-func (s *Server) listProposals(w http.ResponseWriter, r *http.Request) error {
-	ps, err := s.store.ListProposals(r.Context(), chi.URLParam(r, "name"))
-	if err != nil {
-		return err
-	}
-	return serveJSON(w, map[string]any{"proposals": ps})
 }
 
 func proposalID(r *http.Request) (int64, error) {

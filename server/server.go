@@ -103,8 +103,9 @@ type Server struct {
 	deadlines Deadlines
 	limits    *Limiters
 	failures  *coalescer
-	// functions holds the functions of GET /api/v1/functions/GROUP/KIND by their digest
-	functions *functionCache
+	// reads holds functions (GET /api/v1/functions/GROUP/KIND) and lists of proposals by their
+	// digest
+	reads *readCache
 	// docLimits bound what reading a posted document may cost: those of a body of maxBody
 	docLimits docbudget.Limits
 
@@ -130,7 +131,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.docLimits = docbudget.ForBytes(s.maxBody)
 	s.failures = newCoalescer(s.logger, 10*time.Second)
-	s.functions = newFunctionCache(functionCacheBytes)
+	s.reads = newReadCache(readCacheBytes)
 	s.limits = cfg.Limiters
 	if s.limits == nil {
 		s.limits = NewLimiters(DefaultLimits(runtime.GOMAXPROCS(0)))
@@ -177,7 +178,7 @@ func New(cfg Config) (*Server, error) {
 		r.Get("/catalogs/{name}/versions", s.handle(s.listCatalogVersions))
 		// proposals share the publish budget: each writes the database and the audit log
 		r.With(s.authenticate).Post("/catalogs/{name}/proposals", s.handle(s.limitPublisher(s.limits.Publish, s.createProposal)))
-		r.Get("/catalogs/{name}/proposals", s.handle(s.listProposals))
+		r.Get("/catalogs/{name}/proposals", s.handle(s.limit(s.limits.Search, s.listProposals)))
 		r.Get("/catalogs/{name}/proposals/{id}", s.handle(s.getProposal))
 		r.With(s.authenticate).Post("/catalogs/{name}/proposals/{id}/approve", s.handle(s.limitPublisher(s.limits.Publish, s.approveProposal)))
 		r.With(s.authenticate).Post("/catalogs/{name}/proposals/{id}/reject", s.handle(s.limitPublisher(s.limits.Publish, s.rejectProposal)))
