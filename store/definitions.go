@@ -279,11 +279,40 @@ func derivedDefinition(group, kind string, specs []versionSpec) ([]byte, error) 
 // derivedSize is the size of derivedDefinition's document, found without keeping it; past limit
 // it stops, and reports false.
 func derivedSize(group, kind string, specs []versionSpec, limit int) (int, bool) {
+	meta, versions := derivedParts(specs)
+	return encodedSize(group, kind, meta, versions, limit)
+}
+
+func encodedSize(group, kind string, meta functionMeta, versions []map[string]any, limit int) (int, bool) {
 	w := &countingWriter{left: limit}
-	if err := encodeDerived(w, group, kind, specs); err != nil {
+	if err := encodeDefinition(w, group, kind, meta, versions); err != nil {
 		return limit + 1, false
 	}
 	return limit - w.left, true
+}
+
+// A generated definition is its header (what derivedHeaderSize counts: every field but the
+// versions, written as "versions: []") and its versions, each an item of the list written the
+// same wherever it stands (derivedItemSize): the size of one made of many sources is the sum of
+// their parts, and its parts can be measured one source at a time, without holding them all.
+
+// emptyList is what an empty versions list adds to "versions:" in the header.
+const emptyList = len(" []")
+
+// derivedHeaderSize is the size of a generated definition with no version.
+func derivedHeaderSize(group, kind string, meta functionMeta) int {
+	n, _ := encodedSize(group, kind, meta, nil, MaxDerivedBytes)
+	return n
+}
+
+// derivedItemSize is the size one version adds to a generated definition; past limit it stops
+// and reports false.
+func derivedItemSize(version map[string]any, limit int) (int, bool) {
+	with, ok := encodedSize("g", "K", functionMeta{}, []map[string]any{version}, limit+derivedHeaderSize("g", "K", functionMeta{}))
+	if !ok {
+		return limit + 1, false
+	}
+	return with - derivedHeaderSize("g", "K", functionMeta{}) + emptyList, true
 }
 
 // countingWriter counts what is written to it, and fails a write past what it has left.
@@ -301,6 +330,13 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 }
 
 func encodeDerived(w io.Writer, group, kind string, specs []versionSpec) error {
+	meta, versions := derivedParts(specs)
+	return encodeDefinition(w, group, kind, meta, versions)
+}
+
+// derivedParts are the metadata and the versions a generated definition takes from its sources:
+// the first's metadata, the first entry of each version.
+func derivedParts(specs []versionSpec) (functionMeta, []map[string]any) {
 	meta := specs[0].Meta
 	seen := map[string]bool{}
 	var versions []map[string]any
@@ -311,6 +347,13 @@ func encodeDerived(w io.Writer, group, kind string, specs []versionSpec) error {
 		}
 		seen[name] = true
 		versions = append(versions, s.Version)
+	}
+	return meta, versions
+}
+
+func encodeDefinition(w io.Writer, group, kind string, meta functionMeta, versions []map[string]any) error {
+	if versions == nil {
+		versions = []map[string]any{}
 	}
 	spec := map[string]any{
 		"group":       group,

@@ -168,14 +168,17 @@ func insertFunctionVersions(ctx context.Context, tx pgx.Tx, ids map[functionKey]
 			if owner, ok := src.curated[functionKey{f.Group, f.Kind}]; ok {
 				curatedFrom = &owner
 			}
+			// what the version adds to the function's generated definition: past the bound,
+			// the bound and one (a publish refreshes the function and refuses it)
+			derived, _ := derivedItemSize(raw, MaxDerivedBytes)
 			rows = append(rows, []any{
 				ids[functionKey{f.Group, f.Kind}], v.Name, catalogVersion, definitionRevision, pos,
-				v.Runtime.Kinds(), image, imageDigest, versionSpec{Meta: meta, Version: raw}, src.definitionRevisionID != 0, curatedFrom,
+				v.Runtime.Kinds(), image, imageDigest, versionSpec{Meta: meta, Version: raw}, src.definitionRevisionID != 0, curatedFrom, int32(derived),
 			})
 		}
 	}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"function_versions"},
-		[]string{"function_id", "version", "catalog_version_id", "definition_revision_id", "position", "runtimes", "image", "image_digest", "spec", "current", "curated_from"},
+		[]string{"function_id", "version", "catalog_version_id", "definition_revision_id", "position", "runtimes", "image", "image_digest", "spec", "current", "curated_from", "derived_size"},
 		pgx.CopyFromRows(rows))
 	if err != nil {
 		return fmt.Errorf("index function versions: %w", err)
@@ -184,8 +187,11 @@ func insertFunctionVersions(ctx context.Context, tx pgx.Tx, ids map[functionKey]
 }
 
 const (
+	// the version object is read only where its size in the generated definition was not
+	// measured when it was indexed (migrations/0013)
 	sqlCurrentOfFunctions = `
-SELECT fv.function_id, fv.id, fv.version, fv.runtimes, fv.spec, c.name, fv.definition_revision_id IS NOT NULL
+SELECT fv.function_id, fv.id, fv.version, fv.runtimes, fv.spec->'meta', c.name, fv.definition_revision_id IS NOT NULL,
+       fv.derived_size, CASE WHEN fv.derived_size IS NULL AND fv.definition_revision_id IS NULL THEN fv.spec->'version' END
 FROM function_versions fv
 LEFT JOIN catalog_versions cv ON cv.id = fv.catalog_version_id
 LEFT JOIN catalogs c ON c.id = cv.catalog_id
@@ -271,6 +277,8 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 	for _, id := range ids {
 		views[id] = &functionView{}
 	}
+	// each source's part of the function's generated definition, measured as it is read: the
+	// decoded specs are not held
 	sources := make(map[int64][]derivedSource, len(ids))
 	defined := map[int64]bool{} // functions with a published definition, whose definition.yaml is not generated
 	rows, err := tx.Query(ctx, sqlCurrentOfFunctions, ids)
@@ -282,21 +290,31 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 			id, fvID   int64
 			version    string
 			runtimes   []string
-			spec       versionSpec
+			meta       functionMeta
 			catName    *string
 			definition bool
+			derived    *int32
+			raw        map[string]any
 		)
-		if err := rows.Scan(&id, &fvID, &version, &runtimes, &spec, &catName, &definition); err != nil {
+		if err := rows.Scan(&id, &fvID, &version, &runtimes, &meta, &catName, &definition, &derived, &raw); err != nil {
 			rows.Close()
 			return fmt.Errorf("refresh functions: %w", err)
 		}
 		if definition {
 			defined[id] = true
 		}
-		sources[id] = append(sources[id], derivedSource{catalog: catName, id: fvID, spec: spec})
+		if !definition && !defined[id] {
+			size := 0
+			if derived != nil {
+				size = int(*derived)
+			} else {
+				size, _ = derivedItemSize(raw, MaxDerivedBytes)
+			}
+			sources[id] = append(sources[id], derivedSource{catalog: catName, id: fvID, version: version, meta: meta, size: size})
+		}
 		v := views[id]
-		v.description = spec.Meta.Description // the newest source wins, a curator's never over the publisher's
-		v.tags = append(v.tags, spec.Meta.Tags...)
+		v.description = meta.Description // the newest source wins, a curator's never over the publisher's
+		v.tags = append(v.tags, meta.Tags...)
 		v.runtimes = append(v.runtimes, runtimes...)
 		v.versions = append(v.versions, version)
 		if catName != nil {
@@ -312,7 +330,7 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 			continue
 		}
 		f := before[id]
-		if _, ok := derivedSize(f.group, f.kind, orderedSpecs(sources[id]), MaxDerivedBytes); !ok {
+		if derivedSizeOf(f.group, f.kind, sources[id]) > MaxDerivedBytes {
 			return Errorf(ErrTooLarge, "the definition.yaml generated for function %s/%s from the catalogs that list it would be larger than %s, the limit: give its schemas smaller defaults and examples, or list fewer versions",
 				f.group, f.kind, humanize.IBytes(MaxDerivedBytes))
 		}
@@ -344,16 +362,20 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 	return nil
 }
 
-// derivedSource is one current entry of a function, a source of its generated definition.
+// derivedSource is one current entry of a function, a source of its generated definition, and
+// the size of its version there.
 type derivedSource struct {
 	catalog *string // nil: a published definition
 	id      int64
-	spec    versionSpec
+	version string
+	meta    functionMeta
+	size    int
 }
 
-// orderedSpecs are the specs of a function's sources in the order its generated definition takes
-// them (DefinitionContent's: by catalog, the definition first, then as indexed).
-func orderedSpecs(src []derivedSource) []versionSpec {
+// derivedSizeOf is the size of the definition generated from a function's sources: its header,
+// from the first source's metadata, and the first source of each version, in the order the
+// generation takes them (DefinitionContent's: by catalog, the definition first, then as indexed).
+func derivedSizeOf(group, kind string, src []derivedSource) int {
 	slices.SortStableFunc(src, func(a, b derivedSource) int {
 		switch {
 		case (a.catalog == nil) != (b.catalog == nil):
@@ -366,11 +388,15 @@ func orderedSpecs(src []derivedSource) []versionSpec {
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	out := make([]versionSpec, len(src))
-	for i, s := range src {
-		out[i] = s.spec
+	size := derivedHeaderSize(group, kind, src[0].meta) - emptyList
+	seen := map[string]bool{}
+	for _, s := range src {
+		if !seen[s.version] {
+			seen[s.version] = true
+			size += s.size
+		}
 	}
-	return out
+	return size
 }
 
 // facetDeltas accumulates the changes a refresh makes to facet_totals.
