@@ -97,3 +97,11 @@ func BenchmarkScan(b *testing.B) {
 		Scan(data)
 	}
 }
+
+func BenchmarkScanDense(b *testing.B) {
+	data := []byte("a: [" + strings.Repeat("[0],", 1_000_000) + "[0]]\n")
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		Scan(data)
+	}
+}

@@ -161,9 +161,16 @@ func (s *scanner) push(col, kind int) {
 // breakLen is the length of the line break at i, or 0: \n, \r\n, \r, and U+0085, U+2028 and
 // U+2029, which yaml.v3 reads as line breaks too.
 func (s *scanner) breakLen(i int) int {
-	if i >= len(s.src) {
+	if i >= len(s.src) || !mayBreak[s.src[i]] {
 		return 0
 	}
+	return s.breakAt(i)
+}
+
+// mayBreak marks the bytes a line break starts with.
+var mayBreak = [256]bool{'\n': true, '\r': true, 0xc2: true, 0xe2: true}
+
+func (s *scanner) breakAt(i int) int {
 	switch s.src[i] {
 	case '\n':
 		return 1
@@ -356,11 +363,15 @@ func (s *scanner) tokens() {
 		c := s.src[s.pos]
 		inFlow := s.inFlow()
 		at := s.pos
-		col := s.col(at)
-		// a key starts with its properties (&anchor, !tag)
-		keyCol := col
-		if s.props {
-			keyCol = s.propsCol
+		// columns matter to block collections only; a key starts with its properties (&anchor,
+		// !tag)
+		col, keyCol := 0, 0
+		if !inFlow {
+			col = s.col(at)
+			keyCol = col
+			if s.props {
+				keyCol = s.propsCol
+			}
 		}
 		switch {
 		case c == '#':
@@ -691,7 +702,15 @@ func (s *scanner) quoted(q byte) {
 // scalar went on to the line break, which it moves past: the next line may continue it.
 func (s *scanner) plain() bool {
 	inFlow := s.inFlow()
+	stop := &plainStops
+	if inFlow {
+		stop = &flowPlainStops
+	}
 	for s.pos < len(s.src) {
+		if !stop[s.src[s.pos]] {
+			s.pos++ // what no rule below looks at
+			continue
+		}
 		if s.breakLen(s.pos) > 0 {
 			s.plainOpen = true
 			s.newline()
@@ -710,6 +729,18 @@ func (s *scanner) plain() bool {
 	}
 	return true
 }
+
+// plainStops mark the bytes plain() looks at: where a line break, ": " or " #" may start, and
+// in a flow collection ",?[]{}".
+var plainStops, flowPlainStops = func() (block, flow [256]bool) {
+	for _, c := range []byte{'\n', '\r', 0xc2, 0xe2, ':', '#'} {
+		block[c], flow[c] = true, true
+	}
+	for _, c := range []byte{',', '?', '[', ']', '{', '}'} {
+		flow[c] = true
+	}
+	return block, flow
+}()
 
 // blockScalar moves past a block scalar (| or >) whose header is at pos, and past the lines of
 // its content, which are indented more than the collection it is in.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -70,6 +71,12 @@ website's snippets name the https:// address.`,
 			drain = shutdownDelay(db.url, cmd.Flags().Changed("shutdown-delay"), drain)
 			limits := server.DefaultLimits(runtime.GOMAXPROCS(0))
 			limits.DecodeMemory = decodeMem
+			if os.Getenv("GOMEMLIMIT") == "" {
+				// the collector works harder as the heap nears what the service's bounded
+				// consumers take (the documents being decoded and the response cache), instead of
+				// letting garbage double it
+				debug.SetMemoryLimit(decodeMem + cacheSize)
+			}
 			return serve(cmd.Context(), logger, db, addr, tlsFiles, maxBody, cacheSize, reg, registry, deadlines, drain, limits)
 		},
 	}
