@@ -108,7 +108,7 @@ func (s *Server) latestCatalogYAML(w http.ResponseWriter, r *http.Request) error
 	h := w.Header()
 	h["Content-Location"] = c.locationHeader
 	h["X-Catalog-Version"] = c.versionHeader
-	return serveContent(w, r, c, s.cacheLatest)
+	return s.serveContent(w, r, c, s.cacheLatest)
 }
 
 func (s *Server) pinnedCatalogYAML(w http.ResponseWriter, r *http.Request) error {
@@ -120,7 +120,7 @@ func (s *Server) pinnedCatalogYAML(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	w.Header()["X-Catalog-Version"] = c.versionHeader
-	return serveContent(w, r, c, s.cacheImmutable)
+	return s.serveContent(w, r, c, s.cacheImmutable)
 }
 
 // definitionYAML serves a function's definition: its latest published definition, cached until a
@@ -148,7 +148,7 @@ func (s *Server) definitionYAML(w http.ResponseWriter, r *http.Request) error {
 	if c.derived {
 		w.Header().Set("X-Definition-Derived", "generated from the catalogs that list this function")
 	}
-	return serveContent(w, r, c, s.cacheLatest)
+	return s.serveContent(w, r, c, s.cacheLatest)
 }
 
 // cached returns the content cached under the concatenation of key, or nil.
@@ -199,8 +199,8 @@ func (s *Server) content(kind, subjectKind string, read func() (store.Content, e
 }
 
 // serveContent writes a document in the representation the client accepts, answering
-// If-None-Match with 304.
-func serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, cacheControl []string) error {
+// If-None-Match with 304; a large one is paced (paceDownload).
+func (s *Server) serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, cacheControl []string) error {
 	rep := c.yaml
 	if wantsJSON(r.Header.Get("Accept")) {
 		var err error
@@ -216,6 +216,9 @@ func serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, ca
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
+	if err := s.paceDownload(r, len(rep.body)); err != nil {
+		return err
+	}
 	h["Content-Type"] = rep.contentType
 	if rep.browserType != nil && wantsPage(r.Header.Get("Accept")) {
 		h["Content-Type"] = rep.browserType
@@ -225,6 +228,16 @@ func serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, ca
 	h["X-Content-Type-Options"] = rep.noSniff
 	_, _ = w.Write(rep.body) // a failed write means the client left
 	return nil
+}
+
+// paceDownload spends, for an answer of size bytes, a request of its client's Downloads budget
+// for every downloadUnit: answers from the cache cost a copy each, and eight clients reading a
+// document of megabytes as fast as they can would take every core.
+func (s *Server) paceDownload(r *http.Request, size int) error {
+	if size < downloadUnit {
+		return nil
+	}
+	return s.limits.Downloads.PaceN(r.Context(), httpx.ClientIP(r), (size+downloadUnit-1)/downloadUnit)
 }
 
 // wantsPage reports whether an Accept header prefers HTML to YAML: a browser following a link,

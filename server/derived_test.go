@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -126,5 +127,40 @@ func TestProposalsListBounded(t *testing.T) {
 	}
 	if rec := ts.do(t, call{path: path + "/1"}); !strings.Contains(rec.Body.String(), "padding") {
 		t.Errorf("one proposal: %d, without its definition", rec.Code)
+	}
+}
+
+// TestLargeDownloadsPaced: a client reading large answers spends its downloads budget by their
+// size; small answers cost nothing, and another client has its own budget. Before, eight clients
+// reading a generated definition of megabytes as fast as they could took every core.
+func TestLargeDownloadsPaced(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, func(c *Config) {
+		c.Limiters = NewLimiters(Limits{Downloads: httpx.Limit{Rate: 0.001, Burst: 8}})
+	})
+	big := []byte("apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionDefinition\n# " + strings.Repeat("x", 1<<20-200) + "\n") // 4 units of 256 KiB
+	ts.store.mu.Lock()
+	ts.store.derived = map[string][]byte{"big.example.com/Big": big}
+	ts.store.mu.Unlock()
+	path := "/functions/big.example.com/Big/definition.yaml"
+	var codes []int
+	for range 3 {
+		codes = append(codes, ts.do(t, call{path: path}).Code)
+	}
+	if codes[0] != http.StatusOK || codes[1] != http.StatusOK || codes[2] != http.StatusTooManyRequests {
+		t.Errorf("three reads of 1 MiB with a budget of 2 MiB: %v; want 200, 200, 429", codes)
+	}
+	ts.publishExample(t)
+	for range 20 {
+		if rec := ts.do(t, call{path: "/catalogs/example-functions/catalog.yaml"}); rec.Code != http.StatusOK {
+			t.Fatalf("a small catalog.yaml after the budget is spent: %d", rec.Code)
+		}
+	}
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.RemoteAddr = "198.51.100.9:1"
+	rec := httptest.NewRecorder()
+	ts.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Errorf("another client: %d", rec.Code)
 	}
 }

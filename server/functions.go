@@ -40,6 +40,9 @@ func (s *Server) getFunction(w http.ResponseWriter, r *http.Request) error {
 		}
 		s.reads.put(key, f)
 	}
+	if err := s.paceDownload(r, len(f.body)); err != nil {
+		return err
+	}
 	w.Header().Set("Cache-Control", "no-cache")
 	if s.signatures == nil {
 		// nothing to annotate: the JSON made once

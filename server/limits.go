@@ -35,7 +35,14 @@ type Limits struct {
 	// DecodeMemory bounds the memory the documents being validated and published take at once,
 	// by an estimate from what each is (decodeCost) before it is read.
 	DecodeMemory int64
+	// Downloads bounds the large answers one client reads (catalog.yaml, definition.yaml, a
+	// function's entries, read from the cache or not): each costs a request for every
+	// downloadUnit of its size, smaller ones nothing.
+	Downloads httpx.Limit
 }
+
+// downloadUnit is the size of a response that costs one request of the Downloads budget.
+const downloadUnit = 256 << 10
 
 // DefaultDecodeMemory is the default of Limits.DecodeMemory: one document at the largest a
 // request may hold (about 165 MiB read whole, at the default body limit), with room for smaller
@@ -59,12 +66,15 @@ func DefaultLimits(cores int) Limits {
 		Pages:        httpx.Limit{Concurrent: max(2, 2*cores), Rate: 20, Burst: 60, MaxWait: time.Second},
 		AuthFailures: httpx.Limit{Rate: 1, Burst: 10},
 		DecodeMemory: DefaultDecodeMemory,
+		// 8 MiB a second, 64 MiB at once: a client copying every catalog of a large service,
+		// not eight copying one a hundred times a second
+		Downloads: httpx.Limit{Rate: 32, Burst: 256, MaxWait: 2 * time.Second},
 	}
 }
 
 // Limiters are the limiters of Limits' classes. The server and the website share one set.
 type Limiters struct {
-	Validate, Search, Publish, Pages, AuthFailures *httpx.Limiter
+	Validate, Search, Publish, Pages, AuthFailures, Downloads *httpx.Limiter
 	// Decode is the budget of DecodeMemory, which validations and publishes share.
 	Decode *httpx.Budget
 }
@@ -77,6 +87,7 @@ func NewLimiters(l Limits) *Limiters {
 		Publish:      httpx.NewLimiter("publish", l.Publish),
 		Pages:        httpx.NewLimiter("page", l.Pages),
 		AuthFailures: httpx.NewLimiter("failed authentications", l.AuthFailures),
+		Downloads:    httpx.NewLimiter("large downloads", l.Downloads),
 		Decode:       httpx.NewBudget("decoding documents", l.DecodeMemory),
 	}
 }

@@ -154,6 +154,26 @@ func (l *Limiter) busyClient(client string) error {
 	return &TooManyRequests{Message: fmt.Sprintf("%s has %d %s requests in flight, the most one client may; wait for them", client, l.perClient, l.class), RetryAfter: time.Second}
 }
 
+// PaceN is Pace of a request that costs n of client's requests (a download of n units): it waits
+// up to MaxWait for them, or says when to come back. A cost above the burst is the burst.
+func (l *Limiter) PaceN(ctx context.Context, client string, n int) error {
+	if l == nil || l.buckets == nil || n <= 0 {
+		return nil
+	}
+	n = min(n, int(l.buckets.burst))
+	wait, ok := l.buckets.reserveN(client, time.Now(), l.maxWait, float64(n))
+	if !ok {
+		if err := sleep(ctx, l.maxWait); err != nil {
+			return err
+		}
+		return &TooManyRequests{Message: fmt.Sprintf("too many %s from %s; slow down", l.class, client), RetryAfter: max(time.Second, wait-l.maxWait)}
+	}
+	if wait > 0 {
+		return sleep(ctx, wait)
+	}
+	return nil
+}
+
 // Slot takes one of the class's concurrent slots, waiting up to MaxWait for one to free.
 func (l *Limiter) Slot(ctx context.Context) (release func(), err error) {
 	if l == nil || l.slots == nil {
@@ -263,6 +283,11 @@ func newBuckets(rate float64, burst int) *buckets {
 // within maxWait, it is spent in advance (the bucket goes below zero) and reserve returns how long
 // to wait for it; otherwise ok is false and wait says how long until one is there.
 func (b *buckets) reserve(client string, now time.Time, maxWait time.Duration) (wait time.Duration, ok bool) {
+	return b.reserveN(client, now, maxWait, 1)
+}
+
+// reserveN is reserve of n tokens.
+func (b *buckets) reserveN(client string, now time.Time, maxWait time.Duration, n float64) (wait time.Duration, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if now.Sub(b.sweep) > time.Minute {
@@ -279,13 +304,13 @@ func (b *buckets) reserve(client string, now time.Time, maxWait time.Duration) (
 		b.m[client] = bk
 	}
 	bk.tokens, bk.at = bk.level(now, b.rate, b.burst), now
-	if bk.tokens >= 1 {
-		bk.tokens--
+	if bk.tokens >= n {
+		bk.tokens -= n
 		return 0, true
 	}
-	wait = b.until(bk.tokens)
+	wait = b.untilN(bk.tokens, n)
 	if wait <= maxWait {
-		bk.tokens--
+		bk.tokens -= n
 		return wait, true
 	}
 	return wait, false
@@ -315,8 +340,11 @@ func (b *buckets) peek(client string, now time.Time) (wait time.Duration, empty 
 }
 
 // until is how long a bucket at level takes to hold one token.
-func (b *buckets) until(level float64) time.Duration {
-	return time.Duration(math.Ceil((1 - level) / b.rate * float64(time.Second)))
+func (b *buckets) until(level float64) time.Duration { return b.untilN(level, 1) }
+
+// untilN is how long a bucket at level takes to hold n tokens.
+func (b *buckets) untilN(level, n float64) time.Duration {
+	return time.Duration(math.Ceil((n - level) / b.rate * float64(time.Second)))
 }
 
 func (bk *bucket) level(now time.Time, rate, burst float64) float64 {
