@@ -26,7 +26,9 @@ import (
 //   - at the limit: the same attack with the densest catalog the limits let through, 500,000
 //     values (1 MB), validated whole;
 //   - reads: the densest function that can be published (its generated definition.yaml just under
-//     the 4 MiB bound), read by 8 clients as definition.yaml and as /api/v1/functions/GROUP/KIND.
+//     the 4 MiB bound), read by 8 clients, each from its own address, as definition.yaml and as
+//     /api/v1/functions/GROUP/KIND, as fast as they are answered (200, or 429 once a client has
+//     read its budget of large answers).
 //
 // It requires serve under 300 MiB resident and /healthz p95 under 50 ms in every phase, every
 // other client's validation answered 200, the dense documents refused with 413 naming the limit,
