@@ -68,14 +68,31 @@ func TestAuthFailuresChargedAtOnce(t *testing.T) {
 	ts := newTestServer(t, func(c *Config) {
 		c.Limiters = NewLimiters(Limits{AuthFailures: httpx.Limit{Rate: 1, Burst: 10}})
 	})
+	// the lookups wait, as a database's take their time, until every request has either reached
+	// the store or been answered: all of them arrive before any is charged after its lookup
+	gate, entered, answered := make(chan struct{}), make(chan struct{}, 300), make(chan struct{}, 300)
+	ts.store.mu.Lock()
+	ts.store.authGate, ts.store.authEntered = gate, entered
+	ts.store.mu.Unlock()
 	var wg sync.WaitGroup
 	codes := make([]int, 300)
 	for i := range codes {
 		wg.Go(func() {
 			codes[i] = ts.do(t, call{method: http.MethodPut, path: "/api/v1/publishers/example.com/keys", token: fmt.Sprintf("guess-%d", i)}).Code
+			answered <- struct{}{}
 		})
 	}
+	for range codes {
+		select {
+		case <-entered:
+		case <-answered:
+		}
+	}
+	close(gate)
 	wg.Wait()
+	ts.store.mu.Lock()
+	ts.store.authGate = nil
+	ts.store.mu.Unlock()
 	count := map[int]int{}
 	for _, c := range codes {
 		count[c]++

@@ -40,6 +40,9 @@ type fakeStore struct {
 	// group/kind; reads counts the reads of definitions and functions
 	derived map[string][]byte
 	reads   int
+	// authGate, when set, keeps Authenticate from looking a token up until it is closed, as a
+	// database does that takes its time; each call first sends on authEntered
+	authGate, authEntered chan struct{}
 	// hold, when set, keeps PublishCatalog from returning until it is closed; each call first
 	// sends on entered (when set)
 	hold, entered chan struct{}
@@ -82,6 +85,13 @@ func (f *fakeStore) Ping(ctx context.Context) error { return f.enter(ctx) }
 func (f *fakeStore) Authenticate(ctx context.Context, token string) (store.Principal, error) {
 	if err := f.enter(ctx); err != nil {
 		return store.Principal{}, err
+	}
+	f.mu.Lock()
+	gate, entered := f.authGate, f.authEntered
+	f.mu.Unlock()
+	if gate != nil {
+		entered <- struct{}{}
+		<-gate
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
