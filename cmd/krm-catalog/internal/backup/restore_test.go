@@ -3,10 +3,12 @@ package backup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -32,7 +34,9 @@ func TestRestoreRunsNothingOfTheDump(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Stop(context.Background()) })
-	marker := filepath.Join(dir, "pwned")
+	// where the postgres user may write, as a command run by the database would
+	marker := filepath.Join(os.TempDir(), fmt.Sprintf("krm-catalog-restore-ran-%d", time.Now().UnixNano()))
+	t.Cleanup(func() { _ = os.Remove(marker) })
 	testenv.ExecSQL(t, c.URL("postgres"), "CREATE DATABASE src")
 	if err := migrations.Up(ctx, c.URL("src")); err != nil {
 		t.Fatal(err)
