@@ -110,8 +110,9 @@ func TestAuthFailuresChargedAtOnce(t *testing.T) {
 }
 
 // TestDecodeMemoryShared: validations and publishes share a budget of the memory their documents
-// take, and a publisher has two publishes in flight at most. Before, eight concurrent 3.6 MB
-// publishes of one publisher reached 1.43 GB and kept another publisher waiting into 429s.
+// take, and a publisher has its share of publishes in flight at most (two here). Before, eight
+// concurrent 3.6 MB publishes of one publisher reached 1.43 GB and kept another publisher waiting
+// into 429s.
 func TestDecodeMemoryShared(t *testing.T) {
 	t.Parallel()
 	cat := readExample(t, "../catalog/testdata/reference/catalog.yaml")
@@ -154,7 +155,7 @@ func TestDecodeMemoryShared(t *testing.T) {
 	}
 }
 
-// TestPublishesPerPublisher: one publisher has two publishes in flight at most; another
+// TestPublishesPerPublisher: one publisher has its share of publishes in flight at most (two here); another
 // publisher's go ahead meanwhile.
 func TestPublishesPerPublisher(t *testing.T) {
 	t.Parallel()

@@ -53,8 +53,8 @@ const DefaultDecodeMemory = 192 << 20
 // a second or more of a core and up to 165 MiB), so half the cores validate, at least two, one a
 // client, and what they decode shares DefaultDecodeMemory with publishes; search is bound by
 // database connections; publishes are authenticated and rare, so one waits for its turn for up
-// to 10 s rather be refused, and a publisher has two in flight at most, so that another's wait.
-// Pages allow a person's browsing and a crawler's politeness, not a flood; a catalog page of a
+// to 10 s rather be refused, and a publisher has half the slots at most, so that another's
+// publishes find one. Pages allow a person's browsing and a crawler's politeness, not a flood; a catalog page of a
 // large catalog is rendered from a cache, but its first rendering decodes the catalog, so pages
 // also take one of a bounded number of slots. Ten wrong tokens in a row are a mistake; more, at
 // a second each, are a guess.
@@ -62,7 +62,7 @@ func DefaultLimits(cores int) Limits {
 	return Limits{
 		Validate:     httpx.Limit{Concurrent: max(2, cores/2), PerClient: 1, Rate: 5, Burst: 10, MaxWait: time.Second},
 		Search:       httpx.Limit{Concurrent: 32, Rate: 200, Burst: 400, MaxWait: 250 * time.Millisecond},
-		Publish:      httpx.Limit{Concurrent: 8, PerClient: 2, Rate: 2, Burst: 20, MaxWait: 10 * time.Second},
+		Publish:      httpx.Limit{Concurrent: 8, PerClient: 4, Rate: 2, Burst: 20, MaxWait: 10 * time.Second},
 		Pages:        httpx.Limit{Concurrent: max(2, 2*cores), Rate: 20, Burst: 60, MaxWait: time.Second},
 		AuthFailures: httpx.Limit{Rate: 1, Burst: 10},
 		DecodeMemory: DefaultDecodeMemory,
