@@ -155,8 +155,8 @@ func TestDecodeMemoryShared(t *testing.T) {
 	}
 }
 
-// TestPublishesPerPublisher: one publisher has its share of publishes in flight at most (two here); another
-// publisher's go ahead meanwhile.
+// TestPublishesPerPublisher: one publisher has its share of publishes in flight at most (two
+// here); another publisher's go ahead meanwhile.
 func TestPublishesPerPublisher(t *testing.T) {
 	t.Parallel()
 	cat := readExample(t, "../catalog/testdata/reference/catalog.yaml")
