@@ -34,10 +34,11 @@ func decodeCost(shape docbudget.Shape, size int) int64 {
 }
 
 // validateBody validates a posted document within what the service lets a request cost: the
-// limits on its nodes, nesting and expansion (413 past them, before it is parsed where its scan
-// shows it), its share of the decode memory (waiting up to wait for it, 429 past that), and the
-// request's deadline (503 when it passes, the work stopped). The caller calls release once it is
-// done with the documents.
+// limit on its values (413 past it, before it is parsed where its scan shows it), on its nesting
+// and its expansion through aliases (an invalid document, whose finding names the limit), its
+// share of the decode memory (waiting up to wait for it, 429 past that), and the request's
+// deadline (503 when it passes, the work stopped). The caller calls release once it is done with
+// the documents.
 func (s *Server) validateBody(ctx context.Context, name string, body []byte, wait time.Duration) (docs []*catalog.Document, findings catalog.Findings, release func(), err error) {
 	shape := docbudget.Scan(body)
 	release, err = s.limits.Decode.Take(ctx, decodeCost(shape, len(body)), wait)
@@ -45,8 +46,13 @@ func (s *Server) validateBody(ctx context.Context, name string, body []byte, wai
 		return nil, nil, nil, err
 	}
 	docs, findings, err = s.validator.ValidateContext(ctx, name, body, catalog.Options{Limits: s.docLimits, Shape: &shape})
+	var exceeded *docbudget.Error
 	switch {
-	case errors.Is(err, docbudget.ErrExceeded):
+	case errors.As(err, &exceeded) && exceeded.Limit != "nodes":
+		// too deep, or an alias bomb: an invalid document, as it always was (its finding says
+		// which limit)
+		return nil, findings, release, nil
+	case err != nil && exceeded != nil:
 		release()
 		return nil, nil, nil, &tooCostly{message: err.Error(), findings: findings}
 	case err != nil:

@@ -101,7 +101,7 @@ func TestTooLargeIsRefused(t *testing.T) {
 func TestProposalsListBounded(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, func(c *Config) {
-		c.Limiters = NewLimiters(Limits{Search: httpx.Limit{Rate: 1000, Burst: 8}})
+		c.Limiters = NewLimiters(Limits{Search: httpx.Limit{Rate: 0.001, Burst: 8}})
 	})
 	ts.publishExample(t)
 	ts.store.mu.Lock()

@@ -47,11 +47,14 @@ type Limiter struct {
 	mu        sync.Mutex
 	inFlight  map[string]int           // per client, when perClient > 0
 	freed     map[string]chan struct{} // closed when one of a client's requests ends
+	pending   map[string]int           // Take's work under way, per client
+	settled   map[string]chan struct{} // closed when some of a client's Take work ends
 }
 
 // NewLimiter returns the limiter of a class of work named class (the name appears in refusals).
 func NewLimiter(class string, l Limit) *Limiter {
-	lim := &Limiter{class: class, maxWait: l.MaxWait, perClient: l.PerClient, inFlight: map[string]int{}, freed: map[string]chan struct{}{}}
+	lim := &Limiter{class: class, maxWait: l.MaxWait, perClient: l.PerClient, inFlight: map[string]int{}, freed: map[string]chan struct{}{},
+		pending: map[string]int{}, settled: map[string]chan struct{}{}}
 	if l.Concurrent > 0 {
 		lim.slots = make(chan struct{}, l.Concurrent)
 	}
@@ -219,19 +222,58 @@ func (l *Limiter) Charge(client string) {
 	l.buckets.reserve(client, time.Now(), time.Duration(math.MaxInt64))
 }
 
-// Take spends one of client's requests if one is left, in one step: of requests that arrive at
-// once, no more than the budget pass. ok is false when none is left (retryAfter says when one
-// will be). refund gives the request back, for work that turned out not to cost the budget (a
-// token that was valid after all).
-func (l *Limiter) Take(client string) (refund func(), retryAfter time.Duration, ok bool) {
+// Take spends one of client's requests for work whose cost is known only once it is done (a
+// token looked up: a wrong one costs the budget, a right one does not), in one step: of requests
+// that arrive at once, no more than the budget's tokens go ahead. A request that finds none left
+// while others' work is under way waits for it (up to ctx) and tries again, so that work that turns
+// out free gives its token to the next; when none is under way the budget is spent, and ok is
+// false (retryAfter says when a token will be there). The caller calls done with whether the
+// work cost the budget: if not, the token is given back.
+func (l *Limiter) Take(ctx context.Context, client string) (done func(cost bool), retryAfter time.Duration, ok bool, err error) {
 	if l == nil || l.buckets == nil {
-		return func() {}, 0, true
+		return func(bool) {}, 0, true, nil
 	}
-	wait, ok := l.buckets.reserve(client, time.Now(), 0)
-	if !ok {
-		return nil, wait, false
+	for {
+		wait, ok := l.buckets.reserve(client, time.Now(), 0)
+		l.mu.Lock()
+		if ok {
+			l.pending[client]++
+			l.mu.Unlock()
+			return func(cost bool) { l.settle(client, cost) }, 0, true, nil
+		}
+		if l.pending[client] == 0 {
+			l.mu.Unlock()
+			return nil, wait, false, nil
+		}
+		settled, exists := l.settled[client]
+		if !exists {
+			settled = make(chan struct{})
+			l.settled[client] = settled
+		}
+		l.mu.Unlock()
+		select {
+		case <-settled:
+		case <-ctx.Done():
+			return nil, 0, false, ctx.Err()
+		}
 	}
-	return func() { l.buckets.refund(client) }, 0, true
+}
+
+// settle ends one of client's Take: the token is given back unless the work cost it, and the
+// requests waiting for it try again.
+func (l *Limiter) settle(client string, cost bool) {
+	if !cost {
+		l.buckets.refund(client)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending[client]--; l.pending[client] <= 0 {
+		delete(l.pending, client)
+	}
+	if ch, ok := l.settled[client]; ok {
+		close(ch)
+		delete(l.settled, client)
+	}
 }
 
 // Refusal is the error of a client whose budget Exhausted reports spent.

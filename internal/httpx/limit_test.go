@@ -3,6 +3,7 @@ package httpx
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -107,19 +108,32 @@ func TestLimiter(t *testing.T) {
 }
 
 // TestTakeIsAtomic: of failures that arrive at once, no more than the budget are let through,
-// and the budget is not overdrawn (a client is not locked out for the ones refused).
+// and the budget is not overdrawn (a client is not locked out for the ones refused); requests
+// whose work turns out free (valid tokens) beyond the budget wait for their turn instead of
+// being refused.
 func TestTakeIsAtomic(t *testing.T) {
 	t.Parallel()
+	ctx := context.Background()
 	l := NewLimiter("failed authentications", Limit{Rate: 1, Burst: 10})
-	var passed atomic.Int64
+	var passed, answered atomic.Int64
 	var wg sync.WaitGroup
+	gate := make(chan struct{})
 	for range 1000 {
 		wg.Go(func() {
-			if _, _, ok := l.Take("a"); ok {
-				passed.Add(1)
+			defer answered.Add(1)
+			done, _, ok, err := l.Take(ctx, "a")
+			if err != nil || !ok {
+				return
 			}
+			passed.Add(1)
+			<-gate // the lookups take their time, and all fail
+			done(true)
 		})
 	}
+	for passed.Load() < 10 {
+		runtime.Gosched()
+	}
+	close(gate)
 	wg.Wait()
 	if n := passed.Load(); n != 10 {
 		t.Fatalf("%d of 1,000 at once passed; want the burst, 10", n)
@@ -127,22 +141,32 @@ func TestTakeIsAtomic(t *testing.T) {
 	if wait, spent := l.Exhausted("a"); !spent || wait > time.Second {
 		t.Fatalf("after the burst: spent %v, next in %s; want spent, next within a second", spent, wait)
 	}
-	refund, _, ok := l.Take("b")
-	if !ok {
-		t.Fatal("another client was refused")
+	// 30 valid tokens at once from another client: none refused, 10 at a time
+	var ok atomic.Int64
+	for range 30 {
+		wg.Go(func() {
+			done, _, took, err := l.Take(ctx, "b")
+			if err == nil && took {
+				ok.Add(1)
+				done(false)
+			}
+		})
 	}
-	for range 20 {
-		refund() // a valid token: given back, never above the burst
+	wg.Wait()
+	if n := ok.Load(); n != 30 {
+		t.Fatalf("%d of 30 valid at once went ahead; want all", n)
 	}
 	n := 0
 	for {
-		if _, _, ok := l.Take("b"); !ok {
+		done, _, took, _ := l.Take(ctx, "b")
+		if !took {
 			break
 		}
+		done(true)
 		n++
 	}
 	if n != 10 {
-		t.Fatalf("after refunds %d were left; want the burst, 10", n)
+		t.Fatalf("after the valid ones %d failures were let through; want the burst, 10", n)
 	}
 }
 
