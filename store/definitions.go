@@ -100,7 +100,7 @@ func (s *Store) PublishDefinition(ctx context.Context, p PublishDefinitionParams
 				return err
 			}
 		}
-		if err := insertFunctionVersions(ctx, tx, ids, p.Document, []catalog.Function{f}, source{definitionRevisionID: revID}); err != nil {
+		if err := insertFunctionVersions(ctx, tx, ids, p.Document, []catalog.Function{f}, source{definitionRevisionID: revID}, nil); err != nil {
 			return err
 		}
 		if err := refreshFunctions(ctx, tx, []int64{fnID}); err != nil {
@@ -308,11 +308,25 @@ func derivedHeaderSize(group, kind string, meta functionMeta) int {
 // derivedItemSize is the size one version adds to a generated definition; past limit it stops
 // and reports false.
 func derivedItemSize(version map[string]any, limit int) (int, bool) {
-	with, ok := encodedSize("g", "K", functionMeta{}, []map[string]any{version}, limit+derivedHeaderSize("g", "K", functionMeta{}))
+	header := derivedHeaderSize("g", "K", functionMeta{})
+	with, ok := encodedSize("g", "K", functionMeta{}, []map[string]any{version}, limit+header)
 	if !ok {
 		return limit + 1, false
 	}
-	return with - derivedHeaderSize("g", "K", functionMeta{}) + emptyList, true
+	return with - header + emptyList, true
+}
+
+// derivedHeaderBound is more than derivedHeaderSize, found without writing the header: YAML
+// writes a string in at most six bytes a byte (an escape), with its key and line around it.
+func derivedHeaderBound(group, kind string, meta functionMeta) int {
+	n := len(group) + len(kind) + len(meta.Description) + len(meta.Publisher) + len(meta.Home)
+	for _, m := range meta.Maintainers {
+		n += len(m) + 16
+	}
+	for _, t := range meta.Tags {
+		n += len(t) + 16
+	}
+	return 1024 + 8*n
 }
 
 // countingWriter counts what is written to it, and fails a write past what it has left.

@@ -38,3 +38,9 @@ func TestDerivedSizeAddsUp(t *testing.T) {
 		t.Errorf("derivedSize %d, the definition %d bytes", want, len(b))
 	}
 }
+
+// derivedSizeOf is the size of the definition generated from a function's sources, from their
+// parts.
+func derivedSizeOf(group, kind string, src []derivedSource) int {
+	return derivedVersionsSize(src) + derivedHeaderSize(group, kind, src[0].meta) - emptyList
+}

@@ -123,6 +123,22 @@ func functionOwners(ctx context.Context, tx pgx.Tx, groups, kinds []string) (map
 	return out, nil
 }
 
+// derivedSizes measures what each version of fns adds to its function's generated definition
+// (derivedItemSize; past the bound, the bound and one, which the publish's refresh refuses), by
+// function and version. It runs before the publish's transaction: a catalog of thousands of
+// functions takes a while, which no open transaction should wait for.
+func derivedSizes(doc *catalog.Document, fns []catalog.Function) [][]int {
+	out := make([][]int, len(fns))
+	for i, f := range fns {
+		out[i] = make([]int, len(f.Versions))
+		for j := range f.Versions {
+			raw, _ := schemas.Lookup(doc.Value, fmt.Sprintf("%s/versions/%d", f.Pointer, j)).(map[string]any)
+			out[i][j], _ = derivedItemSize(raw, MaxDerivedBytes)
+		}
+	}
+	return out
+}
+
 // versionSpec is what the index keeps of one function version: the function's metadata and the
 // version object exactly as the document wrote it.
 type versionSpec struct {
@@ -141,7 +157,7 @@ type functionMeta struct {
 // insertFunctionVersions indexes every version of every function, in document order, with COPY.
 // Rows of a definition revision start current; those of a catalog version become current when it is
 // the catalog's latest.
-func insertFunctionVersions(ctx context.Context, tx pgx.Tx, ids map[functionKey]int64, doc *catalog.Document, fns []catalog.Function, src source) error {
+func insertFunctionVersions(ctx context.Context, tx pgx.Tx, ids map[functionKey]int64, doc *catalog.Document, fns []catalog.Function, src source, sizes [][]int) error {
 	var rows [][]any
 	for pos, f := range fns {
 		meta := functionMeta{Description: f.Description, Publisher: f.Publisher, Home: f.Home, Maintainers: f.Maintainers, Tags: f.Tags}
@@ -168,12 +184,16 @@ func insertFunctionVersions(ctx context.Context, tx pgx.Tx, ids map[functionKey]
 			if owner, ok := src.curated[functionKey{f.Group, f.Kind}]; ok {
 				curatedFrom = &owner
 			}
-			// what the version adds to the function's generated definition: past the bound,
-			// the bound and one (a publish refreshes the function and refuses it)
-			derived, _ := derivedItemSize(raw, MaxDerivedBytes)
+			// what the version adds to the function's generated definition (derivedSizes), none
+			// for a definition's, which is served as published
+			var derived *int32
+			if sizes != nil {
+				n := int32(sizes[pos][j])
+				derived = &n
+			}
 			rows = append(rows, []any{
 				ids[functionKey{f.Group, f.Kind}], v.Name, catalogVersion, definitionRevision, pos,
-				v.Runtime.Kinds(), image, imageDigest, versionSpec{Meta: meta, Version: raw}, src.definitionRevisionID != 0, curatedFrom, int32(derived),
+				v.Runtime.Kinds(), image, imageDigest, versionSpec{Meta: meta, Version: raw}, src.definitionRevisionID != 0, curatedFrom, derived,
 			})
 		}
 	}
@@ -330,7 +350,7 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 			continue
 		}
 		f := before[id]
-		if derivedSizeOf(f.group, f.kind, sources[id]) > MaxDerivedBytes {
+		if !derivedWithinBound(f.group, f.kind, sources[id]) {
 			return Errorf(ErrTooLarge, "the definition.yaml generated for function %s/%s from the catalogs that list it would be larger than %s, the limit: give its schemas smaller defaults and examples, or list fewer versions",
 				f.group, f.kind, humanize.IBytes(MaxDerivedBytes))
 		}
@@ -372,10 +392,22 @@ type derivedSource struct {
 	size    int
 }
 
-// derivedSizeOf is the size of the definition generated from a function's sources: its header,
-// from the first source's metadata, and the first source of each version, in the order the
-// generation takes them (DefinitionContent's: by catalog, the definition first, then as indexed).
-func derivedSizeOf(group, kind string, src []derivedSource) int {
+// derivedWithinBound reports whether the definition generated from a function's sources (its
+// header, from the first source's metadata, and the first source of each version, in the order
+// the generation takes them: DefinitionContent's, by catalog, the definition first, then as
+// indexed) is within MaxDerivedBytes, writing its header only when the header's bound does not
+// settle it: a function's header is small, and a publish refreshes thousands of functions.
+func derivedWithinBound(group, kind string, src []derivedSource) bool {
+	versions := derivedVersionsSize(src)
+	if versions+derivedHeaderBound(group, kind, src[0].meta) <= MaxDerivedBytes {
+		return true
+	}
+	return versions+derivedHeaderSize(group, kind, src[0].meta)-emptyList <= MaxDerivedBytes
+}
+
+// derivedVersionsSize is what the versions of a function's sources add, the first source of each
+// version in the order the generation takes them.
+func derivedVersionsSize(src []derivedSource) int {
 	slices.SortStableFunc(src, func(a, b derivedSource) int {
 		switch {
 		case (a.catalog == nil) != (b.catalog == nil):
@@ -388,7 +420,7 @@ func derivedSizeOf(group, kind string, src []derivedSource) int {
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	size := derivedHeaderSize(group, kind, src[0].meta) - emptyList
+	size := 0
 	seen := map[string]bool{}
 	for _, s := range src {
 		if !seen[s.version] {
