@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"reflect"
 	"slices"
 	"time"
@@ -314,6 +315,41 @@ func derivedItemSize(version map[string]any, limit int) (int, bool) {
 		return limit + 1, false
 	}
 	return with - header + emptyList, true
+}
+
+// derivedItemBound is more than derivedItemSize, found by a walk of the version, without writing
+// it (yaml.v3 writes through reflection, as long as decoding the whole catalog again): a line a
+// value, indented four spaces a level below the definition's own, a string in at most six bytes a
+// byte (an escape) and each of its line breaks a line of its own.
+func derivedItemBound(v any) int {
+	return yamlBound(v, 3)
+}
+
+func yamlBound(v any, depth int) int {
+	indent := 4*depth + 8
+	switch x := v.(type) {
+	case map[string]any:
+		n := 8
+		for k, c := range x {
+			n += indent + stringBound(k, indent) + 2 + yamlBound(c, depth+1)
+		}
+		return n
+	case []any:
+		n := 8
+		for _, c := range x {
+			n += indent + 2 + yamlBound(c, depth+1)
+		}
+		return n
+	case string:
+		return stringBound(x, indent)
+	case json.Number:
+		return stringBound(string(x), indent)
+	}
+	return 40 // a number, a boolean, null
+}
+
+func stringBound(s string, indent int) int {
+	return 8 + 6*len(s) + strings.Count(s, "\n")*(indent+8)
 }
 
 // derivedHeaderBound is more than derivedHeaderSize, found without writing the header: YAML

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -67,5 +68,29 @@ func TestDigestsFollowTheSources(t *testing.T) {
 	f2, _ := s.FunctionDigest(ctx, "dense.example.com", "Dense")
 	if d2 == d1 || f2 == f1 {
 		t.Fatal("the digests did not change when a catalog that lists the function published")
+	}
+}
+
+// TestDerivedBoundMeasuredExactly: versions measured by their bound at publish are measured
+// exactly when their bounds alone would take the generated definition past the limit, so that a
+// function of many versions is not refused for what it is not.
+func TestDerivedBoundMeasuredExactly(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	mustToken(t, s, "example.com")
+	var b strings.Builder
+	b.WriteString("apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionCatalog\nmetadata:\n  name: many-versions\nspec:\n  krmFunctions:\n")
+	b.WriteString("    - group: many.example.com\n      names: {kind: Many}\n      description: A function of many versions.\n      publisher: example.com\n      versions:\n")
+	text := strings.Repeat("words of a long description ", 360) // 10 KB a version, a bound of 60 KB
+	for i := range 100 {
+		fmt.Fprintf(&b, "        - name: v%d\n          schema: {openAPIV3Schema: {type: object, description: %q}}\n", i+1, text)
+		fmt.Fprintf(&b, "          runtime: {container: {image: \"registry.example.com/many@sha256:%s\"}}\n", strings.Repeat("e", 64))
+	}
+	if _, _, err := publish(t, s, "example.com", "many-versions", "1.0.0", []byte(b.String())); err != nil {
+		t.Fatalf("a function whose generated definition is about 1 MB, its bounds 6: %v", err)
+	}
+	c, err := s.DefinitionContent(context.Background(), "many.example.com", "Many")
+	if err != nil || len(c.Bytes) > store.MaxDerivedBytes || len(c.Bytes) < 900_000 {
+		t.Fatalf("the generated definition: %d bytes, %v", len(c.Bytes), err)
 	}
 }

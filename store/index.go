@@ -123,21 +123,30 @@ func functionOwners(ctx context.Context, tx pgx.Tx, groups, kinds []string) (map
 	return out, nil
 }
 
-// derivedSizes measures what each version of fns adds to its function's generated definition
-// (derivedItemSize; past the bound, the bound and one, which the publish's refresh refuses), by
-// function and version. It runs before the publish's transaction: a catalog of thousands of
-// functions takes a while, which no open transaction should wait for.
+// derivedSizes measures what each version of fns adds to its function's generated definition, by
+// function and version: below exactAbove its bound (derivedItemBound), stored negated; above, its
+// size (derivedItemSize; past the limit, the limit and one, which the publish's refresh refuses).
+// It runs before the publish's transaction, which no measuring should keep open.
 func derivedSizes(doc *catalog.Document, fns []catalog.Function) [][]int {
 	out := make([][]int, len(fns))
 	for i, f := range fns {
 		out[i] = make([]int, len(f.Versions))
 		for j := range f.Versions {
 			raw, _ := schemas.Lookup(doc.Value, fmt.Sprintf("%s/versions/%d", f.Pointer, j)).(map[string]any)
-			out[i][j], _ = derivedItemSize(raw, MaxDerivedBytes)
+			if b := derivedItemBound(raw); b < exactAbove {
+				out[i][j] = -b
+			} else {
+				out[i][j], _ = derivedItemSize(raw, MaxDerivedBytes)
+			}
 		}
 	}
 	return out
 }
+
+// exactAbove is the bound of a version's part of its generated definition above which it is
+// measured exactly: below, the bound costs a walk of the values, and a function of versions
+// that small needs hundreds before their bounds reach MaxDerivedBytes.
+const exactAbove = 64 << 10
 
 // versionSpec is what the index keeps of one function version: the function's metadata and the
 // version object exactly as the document wrote it.
@@ -324,13 +333,16 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 			defined[id] = true
 		}
 		if !definition && !defined[id] {
-			size := 0
-			if derived != nil {
-				size = int(*derived)
-			} else {
-				size, _ = derivedItemSize(raw, MaxDerivedBytes)
+			src := derivedSource{catalog: catName, id: fvID, version: version, meta: meta}
+			switch {
+			case derived == nil: // indexed before its size was measured
+				src.size, _ = derivedItemSize(raw, MaxDerivedBytes)
+			case *derived < 0:
+				src.size, src.bound = int(-*derived), true
+			default:
+				src.size = int(*derived)
 			}
-			sources[id] = append(sources[id], derivedSource{catalog: catName, id: fvID, version: version, meta: meta, size: size})
+			sources[id] = append(sources[id], src)
 		}
 		v := views[id]
 		v.description = meta.Description // the newest source wins, a curator's never over the publisher's
@@ -350,7 +362,15 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 			continue
 		}
 		f := before[id]
-		if !derivedWithinBound(f.group, f.kind, sources[id]) {
+		within := derivedWithinBound(f.group, f.kind, sources[id])
+		if !within && slices.ContainsFunc(sources[id], func(s derivedSource) bool { return s.bound }) {
+			// bounds took it past the limit: measure those versions exactly
+			if err := measureExactly(ctx, tx, sources[id]); err != nil {
+				return fmt.Errorf("refresh functions: %w", err)
+			}
+			within = derivedWithinBound(f.group, f.kind, sources[id])
+		}
+		if !within {
 			return Errorf(ErrTooLarge, "the definition.yaml generated for function %s/%s from the catalogs that list it would be larger than %s, the limit: give its schemas smaller defaults and examples, or list fewer versions",
 				f.group, f.kind, humanize.IBytes(MaxDerivedBytes))
 		}
@@ -383,13 +403,46 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 }
 
 // derivedSource is one current entry of a function, a source of its generated definition, and
-// the size of its version there.
+// the size of its version there (or, when bound is set, more than its size).
 type derivedSource struct {
 	catalog *string // nil: a published definition
 	id      int64
 	version string
 	meta    functionMeta
 	size    int
+	bound   bool
+}
+
+const sqlVersionObjects = `SELECT id, spec->'version' FROM function_versions WHERE id = ANY($1)`
+
+// measureExactly replaces the bounds among a function's sources by their sizes.
+func measureExactly(ctx context.Context, tx pgx.Tx, src []derivedSource) error {
+	var ids []int64
+	at := map[int64]int{}
+	for i, s := range src {
+		if s.bound {
+			ids = append(ids, s.id)
+			at[s.id] = i
+		}
+	}
+	rows, err := tx.Query(ctx, sqlVersionObjects, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id  int64
+			raw map[string]any
+		)
+		if err := rows.Scan(&id, &raw); err != nil {
+			return err
+		}
+		s := &src[at[id]]
+		s.size, _ = derivedItemSize(raw, MaxDerivedBytes)
+		s.bound = false
+	}
+	return rows.Err()
 }
 
 // derivedWithinBound reports whether the definition generated from a function's sources (its
