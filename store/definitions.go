@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
