@@ -140,16 +140,7 @@ func DecodeContext(ctx context.Context, file string, data []byte, limits docbudg
 
 // decodeContext is DecodeContext of an input whose Shape the caller may have already.
 func decodeContext(ctx context.Context, file string, data []byte, limits docbudget.Limits, shape *docbudget.Shape) ([]*Document, Findings, error) {
-	def := DefaultLimits()
-	if limits.Nodes == 0 {
-		limits.Nodes = def.Nodes
-	}
-	if limits.Depth == 0 {
-		limits.Depth = def.Depth
-	}
-	if limits.Expanded == 0 {
-		limits.Expanded = def.Expanded
-	}
+	limits = limits.Or(DefaultLimits())
 	// aliases may expand a document to twice its bytes in values: a document without aliases
 	// cannot hold more values than it has bytes
 	limits.Expanded = min(limits.Expanded, max(minValueBudget, valueBudgetPerByte*len(data)))

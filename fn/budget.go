@@ -36,17 +36,7 @@ type reader struct {
 }
 
 func newReader(ctx context.Context, limits docbudget.Limits) reader {
-	def := DefaultReadLimits()
-	if limits.Nodes == 0 {
-		limits.Nodes = def.Nodes
-	}
-	if limits.Depth == 0 {
-		limits.Depth = def.Depth
-	}
-	if limits.Expanded == 0 {
-		limits.Expanded = def.Expanded
-	}
-	return reader{meter: docbudget.NewMeter(limits, ctx.Err)}
+	return reader{meter: docbudget.NewMeter(limits.Or(DefaultReadLimits()), ctx.Err)}
 }
 
 // yamlDocuments is decodeYAMLDocuments within the budget. An input that may hold more nodes

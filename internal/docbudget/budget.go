@@ -31,6 +31,20 @@ type Limits struct {
 	Expanded int
 }
 
+// Or is l with its zero fields taken from def.
+func (l Limits) Or(def Limits) Limits {
+	if l.Nodes == 0 {
+		l.Nodes = def.Nodes
+	}
+	if l.Depth == 0 {
+		l.Depth = def.Depth
+	}
+	if l.Expanded == 0 {
+		l.Expanded = def.Expanded
+	}
+	return l
+}
+
 // ForBytes is the default budget of a read of at most maxBytes: one node for every 8 bytes
 // (real catalogs and Kubernetes resources hold one for every 12 to 20, and the densest YAML one for
 // every 2), nesting at most 128 deep, and twice the nodes once aliases are expanded.

@@ -85,17 +85,35 @@ func (l *Limiter) Admit(ctx context.Context, client string) (release func(), err
 // its turn, or says when to come back. It holds nothing: a request may read its body between Pace
 // and Slot without keeping others from their slot.
 func (l *Limiter) Pace(ctx context.Context, client string) error {
-	if l == nil || l.buckets == nil {
+	if l == nil {
 		return nil
 	}
-	wait, ok := l.buckets.reserve(client, time.Now(), l.maxWait)
+	return l.pace(ctx, client, 1, l.class+" requests")
+}
+
+// PaceN is Pace of a request that costs n of client's requests (a download of n units). A cost
+// above the burst is the burst.
+func (l *Limiter) PaceN(ctx context.Context, client string, n int) error {
+	if l == nil {
+		return nil
+	}
+	return l.pace(ctx, client, n, l.class)
+}
+
+// pace spends n of client's requests, what naming them in a refusal.
+func (l *Limiter) pace(ctx context.Context, client string, n int, what string) error {
+	if l.buckets == nil || n <= 0 {
+		return nil
+	}
+	n = min(n, int(l.buckets.burst))
+	wait, ok := l.buckets.reserveN(client, time.Now(), l.maxWait, float64(n))
 	if !ok {
 		// refuse no faster than a waiting request would be served: a client that retries at
 		// once, with a large body, is held back here rather than spinning
 		if err := sleep(ctx, l.maxWait); err != nil {
 			return err
 		}
-		return &TooManyRequests{Message: fmt.Sprintf("too many %s requests from %s; slow down", l.class, client), RetryAfter: max(time.Second, wait-l.maxWait)}
+		return &TooManyRequests{Message: fmt.Sprintf("too many %s from %s; slow down", what, client), RetryAfter: max(time.Second, wait-l.maxWait)}
 	}
 	if wait > 0 {
 		return sleep(ctx, wait)
@@ -155,26 +173,6 @@ func (l *Limiter) release(client string) {
 
 func (l *Limiter) busyClient(client string) error {
 	return &TooManyRequests{Message: fmt.Sprintf("%s has %d %s requests in flight, the most one client may; wait for them", client, l.perClient, l.class), RetryAfter: time.Second}
-}
-
-// PaceN is Pace of a request that costs n of client's requests (a download of n units): it waits
-// up to MaxWait for them, or says when to come back. A cost above the burst is the burst.
-func (l *Limiter) PaceN(ctx context.Context, client string, n int) error {
-	if l == nil || l.buckets == nil || n <= 0 {
-		return nil
-	}
-	n = min(n, int(l.buckets.burst))
-	wait, ok := l.buckets.reserveN(client, time.Now(), l.maxWait, float64(n))
-	if !ok {
-		if err := sleep(ctx, l.maxWait); err != nil {
-			return err
-		}
-		return &TooManyRequests{Message: fmt.Sprintf("too many %s from %s; slow down", l.class, client), RetryAfter: max(time.Second, wait-l.maxWait)}
-	}
-	if wait > 0 {
-		return sleep(ctx, wait)
-	}
-	return nil
 }
 
 // Slot takes one of the class's concurrent slots, waiting up to MaxWait for one to free.
