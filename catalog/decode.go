@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/krm-catalog/krm-catalog/internal/docbudget"
 	"github.com/krm-catalog/krm-catalog/schemas"
 )
 
@@ -21,13 +23,18 @@ import (
 const (
 	// MaxInputBytes is the largest input Decode reads.
 	MaxInputBytes = 16 << 20
-	// maxDepth is how deeply values may nest.
+	// maxDepth is how deeply values may nest (DefaultLimits' Depth).
 	maxDepth = 128
 	// valueBudgetPerByte bounds how many values aliases may expand a document into, per input byte.
 	// Without aliases a document cannot hold more values than it has bytes.
 	valueBudgetPerByte = 2
 	minValueBudget     = 100_000
 )
+
+// DefaultLimits bound a read of Decode: those of an input of MaxInputBytes (docbudget.ForBytes),
+// 2,097,152 values nesting at most 128 deep. A caller that reads less (the service reads request
+// bodies of a few MiB) passes the limits of its own size to DecodeContext.
+func DefaultLimits() docbudget.Limits { return docbudget.ForBytes(MaxInputBytes) }
 
 // Document is one YAML or JSON document of a file, decoded.
 type Document struct {
@@ -114,10 +121,44 @@ func deref(n *yaml.Node) *yaml.Node {
 
 // Decode splits data into documents and decodes each one. It never panics on bad input: a problem
 // becomes an error finding naming where it is, and a document that cannot be decoded is left out.
-// Documents that are empty (only comments or white space) are skipped.
+// Documents that are empty (only comments or white space) are skipped. It reads within
+// DefaultLimits; a document past them is an error finding too.
 func Decode(file string, data []byte) ([]*Document, Findings) {
-	fail := func(line, col int, format string, args ...any) ([]*Document, Findings) {
-		return nil, Findings{{Severity: SeverityError, File: file, Line: line, Column: col, Message: fmt.Sprintf(format, args...)}}
+	docs, fs, _ := DecodeContext(context.Background(), file, data, DefaultLimits())
+	return docs, fs
+}
+
+// DecodeContext is Decode within limits (zero fields: DefaultLimits'), stopped when ctx ends. A
+// read past a limit returns no document, a finding that names the limit and where the read
+// stopped, and the *docbudget.Error (errors.Is docbudget.ErrExceeded) for callers that answer
+// it otherwise than an invalid document (the service: 413). A read that ctx ended returns ctx's
+// error. The input is scanned before it is parsed (docbudget.Meter.Scan), so that a document
+// surely past the node limit costs no parsing.
+func DecodeContext(ctx context.Context, file string, data []byte, limits docbudget.Limits) ([]*Document, Findings, error) {
+	return decodeContext(ctx, file, data, limits, nil)
+}
+
+// decodeContext is DecodeContext of an input whose Shape the caller may have already.
+func decodeContext(ctx context.Context, file string, data []byte, limits docbudget.Limits, shape *docbudget.Shape) ([]*Document, Findings, error) {
+	limits = limits.Or(DefaultLimits())
+	// aliases may expand a document to twice its bytes in values: a document without aliases
+	// cannot hold more values than it has bytes
+	limits.Expanded = min(limits.Expanded, max(minValueBudget, valueBudgetPerByte*len(data)))
+	meter := docbudget.NewMeter(limits, ctx.Err)
+	docs, fs, err := decode(file, data, meter, shape)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, fs, err
+	}
+	return docs, fs, nil
+}
+
+// decode is DecodeContext's work; err is the error that stopped the read, whose finding is in fs.
+func decode(file string, data []byte, meter *docbudget.Meter, shape *docbudget.Shape) (docs []*Document, fs Findings, err error) {
+	fail := func(line, col int, format string, args ...any) ([]*Document, Findings, error) {
+		return nil, Findings{{Severity: SeverityError, File: file, Line: line, Column: col, Message: fmt.Sprintf(format, args...)}}, nil
 	}
 	if len(data) > MaxInputBytes {
 		return fail(1, 1, "input is %s, above the %s limit", humanize.IBytes(uint64(len(data))), humanize.IBytes(MaxInputBytes))
@@ -131,6 +172,23 @@ func Decode(file string, data []byte) ([]*Document, Findings) {
 		line, col := lineCol(data, i)
 		return fail(line, col, "input is not UTF-8 text: invalid byte 0x%02x at offset %d", data[i], i)
 	}
+	scanErr := func() error {
+		if shape != nil {
+			var e *docbudget.Error
+			if err := meter.Admit(*shape); !errors.As(err, &e) || e.Limit != "depth" {
+				return err
+			}
+		}
+		return meter.Scan(data) // and where the input goes too deep
+	}
+	if err := scanErr(); err != nil {
+		line, col := 1, 1
+		var e *docbudget.Error
+		if errors.As(err, &e) && e.Line > 0 {
+			line, col = e.Line, e.Column
+		}
+		return nil, Findings{stoppedFinding(file, 0, err, line, col, "")}, err
+	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	var segs []segment
 	var errs Findings
@@ -139,10 +197,12 @@ func Decode(file string, data []byte) ([]*Document, Findings) {
 	} else {
 		segs = splitYAML(data)
 	}
-	var docs []*Document
 	for _, s := range segs {
-		doc, fs := decodeSegment(file, len(docs), s)
+		doc, fs, err := decodeSegment(file, len(docs), s, meter)
 		errs = append(errs, fs...)
+		if err != nil {
+			return nil, errs, err // the read stopped: what is left is not read
+		}
 		if doc != nil {
 			docs = append(docs, doc)
 		}
@@ -150,7 +210,7 @@ func Decode(file string, data []byte) ([]*Document, Findings) {
 	if len(docs) == 0 && len(errs) == 0 {
 		return fail(1, 1, "empty input: no YAML or JSON document found")
 	}
-	return docs, errs
+	return docs, errs, nil
 }
 
 // segment is one document's bytes and where they start in the file.
@@ -297,9 +357,20 @@ func atEnd(data []byte, line, col int) bool {
 	return true
 }
 
-func decodeSegment(file string, index int, s segment) (*Document, Findings) {
-	fail := func(line, col int, pointer, msg string) (*Document, Findings) {
-		return nil, Findings{{Severity: SeverityError, File: file, Document: index, Line: line + s.line, Column: col, Pointer: pointer, Message: msg}}
+// stoppedFinding is the error finding of a read its meter stopped: past a limit, or cancelled.
+func stoppedFinding(file string, index int, err error, line, col int, pointer string) Finding {
+	msg := err.Error()
+	if !errors.Is(err, docbudget.ErrExceeded) {
+		msg = "reading the document stopped: " + msg
+	}
+	return Finding{Severity: SeverityError, File: file, Document: index, Line: line, Column: col, Pointer: pointer, Message: msg}
+}
+
+// decodeSegment decodes one document; err is the error of its meter that stopped it, whose
+// finding is in the findings.
+func decodeSegment(file string, index int, s segment, meter *docbudget.Meter) (*Document, Findings, error) {
+	fail := func(line, col int, pointer, msg string) (*Document, Findings, error) {
+		return nil, Findings{{Severity: SeverityError, File: file, Document: index, Line: line + s.line, Column: col, Pointer: pointer, Message: msg}}, nil
 	}
 	text := s.data
 	if s.json && bytes.Contains(text, []byte(`\/`)) {
@@ -311,21 +382,25 @@ func decodeSegment(file string, index int, s segment) (*Document, Findings) {
 		return fail(line, col, "", "invalid YAML: "+msg)
 	}
 	if len(doc.Content) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	root := deref(doc.Content[0])
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if root.Kind != yaml.MappingNode {
 		return fail(root.Line, root.Column, "", fmt.Sprintf("a document must be a mapping of fields, found %s", describeNode(root)))
 	}
-	c := converter{budget: max(minValueBudget, valueBudgetPerByte*len(s.data)), inProgress: map[*yaml.Node]bool{}, lineShift: s.line}
-	v, ok := c.convert(root, "", 0)
+	c := converter{meter: meter, inProgress: map[*yaml.Node]bool{}, lineShift: s.line}
+	v, ok := c.convert(root, 0)
 	if !ok {
 		f := c.err
 		f.File, f.Document, f.Line = file, index, f.Line+s.line
-		return nil, Findings{f}
+		var e *docbudget.Error
+		if errors.As(c.stopped, &e) {
+			e.Line, e.Column = f.Line, f.Column
+		}
+		return nil, Findings{f}, c.stopped
 	}
 	d := &Document{File: file, Index: index, Raw: s.data, Value: v.(map[string]any), root: root, lineShift: s.line}
 	d.APIVersion, _ = d.Value["apiVersion"].(string)
@@ -335,36 +410,78 @@ func decodeSegment(file string, index int, s segment) (*Document, Findings) {
 		dup.File, dup.Document, dup.Line = file, index, dup.Line+s.line
 		fs = append(fs, dup)
 	}
-	return d, fs
+	return d, fs, nil
 }
 
-// converter turns a YAML node tree into JSON-compatible values, enforcing the limits.
+// converter turns a YAML node tree into JSON-compatible values, counting them on its meter:
+// each node once, and each value an alias or a merge expands it into once more.
 type converter struct {
-	budget int
+	meter *docbudget.Meter
+	// expanding counts the aliases and merges whose expansion is under way
+	expanding int
+	// path is where the conversion is, the JSON pointer a finding names (pointer): kept as its
+	// tokens, as most documents need no pointer at all
+	path []pathToken
 	// outerAlias is the alias whose expansion is under way, where an exhausted budget is reported.
 	outerAlias    *yaml.Node
 	outerAliasPtr string
 	inProgress    map[*yaml.Node]bool // anchors being expanded, to catch an alias inside its own anchor
 	duplicates    Findings
 	err           Finding // the first fatal problem
+	stopped       error   // the meter's error, when it is what stopped the conversion
 	lineShift     int     // lines before the document in its file, for messages that cite a line
 }
 
-func (c *converter) fatal(n *yaml.Node, pointer, format string, args ...any) (any, bool) {
-	c.err = Finding{Severity: SeverityError, Line: n.Line, Column: n.Column, Pointer: pointer, Message: fmt.Sprintf(format, args...)}
+// pathToken is a key of a mapping, or (key "" and index >= 0) an index of a list.
+type pathToken struct {
+	key   string
+	index int
+}
+
+// pointer is the JSON pointer of where the conversion is.
+func (c *converter) pointer() string {
+	var b strings.Builder
+	for _, t := range c.path {
+		b.WriteByte('/')
+		if t.index >= 0 {
+			b.WriteString(strconv.Itoa(t.index))
+		} else {
+			b.WriteString(schemas.EscapeToken(t.key))
+		}
+	}
+	return b.String()
+}
+
+func (c *converter) fatal(n *yaml.Node, format string, args ...any) (any, bool) {
+	c.err = Finding{Severity: SeverityError, Line: n.Line, Column: n.Column, Pointer: c.pointer(), Message: fmt.Sprintf(format, args...)}
 	return nil, false
 }
 
-func (c *converter) convert(n *yaml.Node, pointer string, depth int) (any, bool) {
-	if depth > maxDepth {
-		return c.fatal(n, pointer, "values nest more than %d levels deep", maxDepth)
+// count counts n, a node at depth, on the meter: an error ends the conversion there (an
+// expansion's at the alias that started it).
+func (c *converter) count(n *yaml.Node, depth int) bool {
+	var err error
+	if c.expanding > 0 {
+		err = c.meter.Expand(1)
+	} else {
+		err = c.meter.Node(depth)
 	}
-	if c.budget--; c.budget < 0 {
-		at, atPtr := n, pointer
-		if c.outerAlias != nil {
-			at, atPtr = c.outerAlias, c.outerAliasPtr
-		}
-		return c.fatal(at, atPtr, "the document expands to too many values through aliases (a YAML alias bomb?)")
+	if err == nil {
+		return true
+	}
+	at, atPtr := n, ""
+	if c.outerAlias != nil {
+		at, atPtr = c.outerAlias, c.outerAliasPtr
+	} else {
+		atPtr = c.pointer()
+	}
+	c.err, c.stopped = stoppedFinding("", 0, err, at.Line, at.Column, atPtr), err
+	return false
+}
+
+func (c *converter) convert(n *yaml.Node, depth int) (any, bool) {
+	if !c.count(n, depth) {
+		return nil, false
 	}
 	if n.Anchor != "" {
 		// an alias inside its own anchor's value is a cycle
@@ -374,66 +491,28 @@ func (c *converter) convert(n *yaml.Node, pointer string, depth int) (any, bool)
 	switch n.Kind {
 	case yaml.AliasNode:
 		if n.Alias == nil {
-			return c.fatal(n, pointer, "alias *%s has no anchor", n.Value)
+			return c.fatal(n, "alias *%s has no anchor", n.Value)
 		}
 		if c.inProgress[n.Alias] {
-			return c.fatal(n, pointer, "alias *%s refers to a value that contains it", n.Value)
+			return c.fatal(n, "alias *%s refers to a value that contains it", n.Value)
 		}
 		c.inProgress[n.Alias] = true
 		defer delete(c.inProgress, n.Alias)
 		if c.outerAlias == nil {
-			c.outerAlias, c.outerAliasPtr = n, pointer
+			c.outerAlias, c.outerAliasPtr = n, c.pointer()
 			defer func() { c.outerAlias = nil }()
 		}
-		return c.convert(n.Alias, pointer, depth)
+		c.expanding++
+		defer func() { c.expanding-- }()
+		return c.convert(n.Alias, depth)
 	case yaml.MappingNode:
-		m := make(map[string]any, len(n.Content)/2)
-		seen := make(map[string]*yaml.Node, len(n.Content)/2)
-		// merged keys (<<) give way to the mapping's own keys, whatever their order
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if !isMergeKey(n.Content[i]) {
-				continue
-			}
-			for _, src := range mergeSources(n.Content[i+1]) {
-				if src.Kind != yaml.MappingNode {
-					return c.fatal(n.Content[i+1], pointer, "a merge (<<) takes a mapping or a list of mappings, found %s", describeNode(src))
-				}
-				v, ok := c.convert(src, pointer, depth+1)
-				if !ok {
-					return nil, false
-				}
-				for k, val := range v.(map[string]any) {
-					if _, earlier := m[k]; !earlier {
-						m[k] = val
-					}
-				}
-			}
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := deref(n.Content[i])
-			if isMergeKey(k) {
-				continue
-			}
-			if k.Kind != yaml.ScalarNode {
-				return c.fatal(k, pointer, "a key must be a plain value, found %s", describeNode(k))
-			}
-			child := pointer + "/" + schemas.EscapeToken(k.Value)
-			if first, dup := seen[k.Value]; dup {
-				c.duplicates = append(c.duplicates, Finding{Severity: SeverityError, Line: k.Line, Column: k.Column, Pointer: child,
-					Message: fmt.Sprintf("duplicate key %q (first at line %d); the later value would silently win", k.Value, first.Line+c.lineShift)})
-			}
-			seen[k.Value] = k
-			v, ok := c.convert(n.Content[i+1], child, depth+1)
-			if !ok {
-				return nil, false
-			}
-			m[k.Value] = v
-		}
-		return m, true
+		return c.mapping(n, depth)
 	case yaml.SequenceNode:
 		s := make([]any, len(n.Content))
 		for i, item := range n.Content {
-			v, ok := c.convert(item, pointer+"/"+strconv.Itoa(i), depth+1)
+			c.path = append(c.path, pathToken{index: i})
+			v, ok := c.convert(item, depth+1)
+			c.path = c.path[:len(c.path)-1]
 			if !ok {
 				return nil, false
 			}
@@ -441,23 +520,111 @@ func (c *converter) convert(n *yaml.Node, pointer string, depth int) (any, bool)
 		}
 		return s, true
 	case yaml.ScalarNode:
-		return c.scalar(n, pointer)
+		return c.scalar(n)
 	default:
-		return c.fatal(n, pointer, "unexpected YAML node")
+		return c.fatal(n, "unexpected YAML node")
 	}
 }
 
-func (c *converter) scalar(n *yaml.Node, pointer string) (any, bool) {
+func (c *converter) mapping(n *yaml.Node, depth int) (any, bool) {
+	m := make(map[string]any, len(n.Content)/2)
+	merged := false
+	// merged keys (<<) give way to the mapping's own keys, whatever their order
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if !isMergeKey(n.Content[i]) {
+			continue
+		}
+		merged = true
+		for _, src := range mergeSources(n.Content[i+1]) {
+			if src.Kind != yaml.MappingNode {
+				return c.fatal(n.Content[i+1], "a merge (<<) takes a mapping or a list of mappings, found %s", describeNode(src))
+			}
+			c.expanding++
+			v, ok := c.convert(src, depth+1)
+			c.expanding--
+			if !ok {
+				return nil, false
+			}
+			for k, val := range v.(map[string]any) {
+				if _, earlier := m[k]; !earlier {
+					m[k] = val
+				}
+			}
+		}
+	}
+	// the keys seen, to report duplicates: m itself, unless merged keys are in it
+	var seen map[string]*yaml.Node
+	if merged {
+		seen = make(map[string]*yaml.Node, len(n.Content)/2)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := deref(n.Content[i])
+		if isMergeKey(k) {
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			return c.fatal(k, "a key must be a plain value, found %s", describeNode(k))
+		}
+		c.path = append(c.path, pathToken{key: k.Value, index: -1})
+		if !c.count(k, depth+1) {
+			return nil, false
+		}
+		dup := false
+		if seen != nil {
+			_, dup = seen[k.Value]
+			seen[k.Value] = k
+		} else {
+			_, dup = m[k.Value]
+		}
+		if dup {
+			c.duplicate(n, i, k)
+		}
+		v, ok := c.convert(n.Content[i+1], depth+1)
+		c.path = c.path[:len(c.path)-1]
+		if !ok {
+			return nil, false
+		}
+		m[k.Value] = v
+	}
+	return m, true
+}
+
+// duplicate reports the key at n.Content[i], which an earlier key of n repeats.
+func (c *converter) duplicate(n *yaml.Node, i int, k *yaml.Node) {
+	first := k
+	for j := 0; j < i; j += 2 {
+		if e := deref(n.Content[j]); e.Kind == yaml.ScalarNode && e.Value == k.Value && !isMergeKey(e) {
+			first = e
+			break
+		}
+	}
+	c.duplicates = append(c.duplicates, Finding{Severity: SeverityError, Line: k.Line, Column: k.Column, Pointer: c.pointer(),
+		Message: fmt.Sprintf("duplicate key %q (first at line %d); the later value would silently win", k.Value, first.Line+c.lineShift)})
+}
+
+func (c *converter) scalar(n *yaml.Node) (any, bool) {
 	switch n.ShortTag() {
 	case "!!null":
 		return nil, true
 	case "!!bool":
+		switch n.Value {
+		case "true", "True", "TRUE":
+			return true, true
+		case "false", "False", "FALSE":
+			return false, true
+		}
 		var b bool
 		if err := n.Decode(&b); err != nil {
-			return c.fatal(n, pointer, "invalid boolean %q", n.Value)
+			return c.fatal(n, "invalid boolean %q", n.Value)
 		}
 		return b, true
 	case "!!int":
+		// decimal integers, the common case, without a decoder (a leading 0 is octal to yaml.v3)
+		if plainDecimal(n.Value) {
+			if i, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+				return i, true
+			}
+		}
 		var i int64
 		if err := n.Decode(&i); err == nil {
 			return i, true
@@ -465,14 +632,14 @@ func (c *converter) scalar(n *yaml.Node, pointer string) (any, bool) {
 		if _, err := strconv.ParseFloat(n.Value, 64); err == nil && json.Valid([]byte(n.Value)) {
 			return json.Number(n.Value), true
 		}
-		return c.fatal(n, pointer, "integer %s is out of range", n.Value)
+		return c.fatal(n, "integer %s is out of range", n.Value)
 	case "!!float":
 		var f float64
 		if err := n.Decode(&f); err != nil {
-			return c.fatal(n, pointer, "invalid number %q", n.Value)
+			return c.fatal(n, "invalid number %q", n.Value)
 		}
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return c.fatal(n, pointer, "number %s has no JSON representation", n.Value)
+			return c.fatal(n, "number %s has no JSON representation", n.Value)
 		}
 		return f, true
 	default:
@@ -480,6 +647,21 @@ func (c *converter) scalar(n *yaml.Node, pointer string) (any, bool) {
 		// and custom tags
 		return n.Value, true
 	}
+}
+
+// plainDecimal reports whether s is an integer in decimal digits, signed with '-' only, without
+// leading zeros: what yaml.v3 reads in base 10.
+func plainDecimal(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func isMergeKey(k *yaml.Node) bool {

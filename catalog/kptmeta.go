@@ -31,14 +31,14 @@ type KptMetadata struct {
 // kptName is a kpt function's name: its directory in kpt's catalog.
 var kptName = lazyre.New(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
-// maxKptMetadataBytes bounds one metadata.yaml: the real ones are under 1 KiB.
-const maxKptMetadataBytes = 64 << 10
+// MaxKptMetadataBytes bounds one metadata.yaml: the real ones are under 1 KiB.
+const MaxKptMetadataBytes = 64 << 10
 
 // ParseKptMetadata reads one metadata.yaml of the function name. Unknown fields are errors, so
 // that a field kpt adds is noticed rather than dropped.
 func ParseKptMetadata(name string, data []byte) (KptMetadata, error) {
-	if len(data) > maxKptMetadataBytes {
-		return KptMetadata{}, fmt.Errorf("metadata of %s: %d bytes, above the limit of %d", name, len(data), maxKptMetadataBytes)
+	if len(data) > MaxKptMetadataBytes {
+		return KptMetadata{}, fmt.Errorf("metadata of %s: %d bytes, above the limit of %d", name, len(data), MaxKptMetadataBytes)
 	}
 	var m KptMetadata
 	dec := yaml.NewDecoder(bytes.NewReader(data))

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -28,17 +29,54 @@ import (
 //
 // JSON documents meet the rule by construction.
 func (d *Document) Portable() Findings {
+	fs, _ := d.portable(context.Background())
+	return fs
+}
+
+// portable is Portable stopped when ctx ends.
+func (d *Document) portable(ctx context.Context) (Findings, error) {
 	if d.root == nil {
-		return nil
+		return nil, nil
 	}
-	p := portability{doc: d}
+	p := portability{doc: d, ctx: ctx, seen: map[string]portableScalar{}}
 	p.walk(d.root, "", 0)
-	return p.out
+	return p.out, p.err
 }
 
 type portability struct {
 	doc *Document
 	out Findings
+	// ctx ends the walk; err is why it ended, and tick counts nodes between two looks at ctx
+	ctx  context.Context
+	err  error
+	tick int
+	// seen holds what yaml11Differs said of short plain scalars already asked about: a document
+	// of a million "0" asks a YAML 1.1 parser once
+	seen map[string]portableScalar
+}
+
+type portableScalar struct {
+	v1 string
+	ok bool
+}
+
+// maxSeenScalars bounds the memory of portability.seen.
+const maxSeenScalars = 4096
+
+// differs is yaml11Differs, remembered for short plain scalars of one tag.
+func (p *portability) differs(n *yaml.Node) (string, bool) {
+	if len(n.Value) > 32 {
+		return yaml11Differs(n)
+	}
+	key := n.Tag + " " + n.Value
+	if r, ok := p.seen[key]; ok {
+		return r.v1, r.ok
+	}
+	v1, ok := yaml11Differs(n)
+	if len(p.seen) < maxSeenScalars {
+		p.seen[key] = portableScalar{v1, ok}
+	}
+	return v1, ok
 }
 
 func (p *portability) add(n *yaml.Node, pointer, format string, args ...any) {
@@ -47,8 +85,14 @@ func (p *portability) add(n *yaml.Node, pointer, format string, args ...any) {
 }
 
 func (p *portability) walk(n *yaml.Node, pointer string, depth int) {
-	if depth > maxDepth {
-		return // Decode refused it already
+	if depth > maxDepth || p.err != nil {
+		return // Decode refused it already, or the walk was stopped
+	}
+	if p.tick++; p.tick >= 4096 {
+		p.tick = 0
+		if p.err = p.ctx.Err(); p.err != nil {
+			return
+		}
 	}
 	switch {
 	case n.Kind == yaml.AliasNode:
@@ -86,7 +130,7 @@ func (p *portability) walk(n *yaml.Node, pointer string, depth int) {
 		}
 	case yaml.ScalarNode:
 		if n.Style == 0 {
-			if v1, ok := yaml11Differs(n); ok {
+			if v1, ok := p.differs(n); ok {
 				p.add(n, pointer, "%s reads as %s in YAML 1.1 (kustomize, Kubernetes tools) but as %s here: quote it", n.Value, v1, p.value(n))
 			}
 		}
@@ -96,7 +140,7 @@ func (p *portability) walk(n *yaml.Node, pointer string, depth int) {
 // value is what the service reads a scalar as, in JSON.
 func (p *portability) value(n *yaml.Node) string {
 	c := converter{}
-	v, ok := c.scalar(n, "")
+	v, ok := c.scalar(n)
 	if !ok {
 		return strconv.Quote(n.Value)
 	}
@@ -129,7 +173,7 @@ func yaml11DiffersParsed(n *yaml.Node) (string, bool) {
 		return "", false // not a scalar YAML 1.1 reads on its own; the document parses in both
 	}
 	c := converter{}
-	v2, ok := c.scalar(n, "")
+	v2, ok := c.scalar(n)
 	if !ok {
 		return "", false // Decode refused it already
 	}

@@ -1,10 +1,13 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/krm-catalog/krm-catalog/internal/docbudget"
 	"github.com/krm-catalog/krm-catalog/schemas"
 )
 
@@ -28,17 +31,42 @@ type Options struct {
 	// IgnoreUnknownKinds reports a document of a kind krm-catalog does not validate as info instead
 	// of an error; used when walking a directory that holds other YAML too.
 	IgnoreUnknownKinds bool
+	// Limits bound what reading the input may cost (DecodeContext); zero fields: DefaultLimits'.
+	Limits docbudget.Limits
+	// Shape is the input's docbudget.Scan, when the caller has it: the input is not scanned again.
+	Shape *docbudget.Shape
 }
+
+// MaxFindings is how many findings a document reports at most; past it, one more says how many
+// were left out. A document of a million wrong values would otherwise cost a finding, a message and
+// a position for each.
+const MaxFindings = 1000
 
 // Validate decodes every document in data and validates it. The documents come back for callers
 // that go on to use them; findings are sorted.
 func (v *Validator) Validate(file string, data []byte, opts Options) ([]*Document, Findings) {
-	docs, findings := Decode(file, data)
+	docs, findings, _ := v.ValidateContext(context.Background(), file, data, opts)
+	return docs, findings
+}
+
+// ValidateContext is Validate within opts.Limits, stopped when ctx ends. err is DecodeContext's:
+// a read past a limit (its finding is among the findings, and no document comes back), or ctx's
+// error when it ended the work.
+func (v *Validator) ValidateContext(ctx context.Context, file string, data []byte, opts Options) ([]*Document, Findings, error) {
+	docs, findings, err := decodeContext(ctx, file, data, opts.Limits, opts.Shape)
+	if err != nil {
+		findings.Sort()
+		return nil, findings, err
+	}
 	for _, d := range docs {
-		findings = append(findings, v.ValidateDocument(d, opts)...)
+		fs, err := v.validateDocument(ctx, d, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		findings = append(findings, fs...)
 	}
 	findings.Sort()
-	return docs, findings
+	return docs, findings, nil
 }
 
 // SchemaKind returns the schema that applies to a document, and false when krm-catalog does not
@@ -59,6 +87,15 @@ func SchemaKind(d *Document) (schemas.Kind, bool) {
 
 // ValidateDocument validates one decoded document.
 func (v *Validator) ValidateDocument(d *Document, opts Options) Findings {
+	fs, _ := v.validateDocument(context.Background(), d, opts)
+	return fs
+}
+
+// validateDocument is ValidateDocument stopped, between its steps, when ctx ends.
+func (v *Validator) validateDocument(ctx context.Context, d *Document, opts Options) (Findings, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	c := &checker{doc: d}
 	kind, ok := SchemaKind(d)
 	switch {
@@ -69,7 +106,11 @@ func (v *Validator) ValidateDocument(d *Document, opts Options) Findings {
 	case !ok:
 		c.add(SeverityError, "/kind", "unsupported kind %q: expected one of %s", d.Kind, knownKinds)
 	default:
-		for _, viol := range v.schemas.Validate(kind, d.Value) {
+		viols := v.schemas.Validate(kind, d.Value)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, viol := range viols {
 			sev, msg := SeverityError, viol.Message
 			if viol.Warning {
 				sev = SeverityWarning
@@ -92,15 +133,41 @@ func (v *Validator) ValidateDocument(d *Document, opts Options) Findings {
 			c.composition(d.Value)
 		}
 	}
-	for i := range c.out {
-		c.out[i].File, c.out[i].Document = d.File, d.Index
-		c.out[i].Line, c.out[i].Column = d.Position(c.out[i].Pointer)
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if kind == schemas.Catalog || kind == schemas.Definition {
 		// the documents that are published, and read by other YAML readers
-		c.out = append(c.out, d.Portable()...)
+		fs, err := d.portable(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.out = append(c.out, fs...)
 	}
-	return c.out
+	if len(c.out) > MaxFindings {
+		// keep the errors first, so that what is left out is the least severe
+		slices.SortStableFunc(c.out, func(a, b Finding) int { return severityRank(a.Severity) - severityRank(b.Severity) })
+		left := len(c.out) - MaxFindings
+		c.out = append(c.out[:MaxFindings], Finding{Severity: c.out[MaxFindings-1].Severity,
+			Message: fmt.Sprintf("%d more findings of this document are not shown (at most %d are)", left, MaxFindings)})
+	}
+	for i := range c.out {
+		c.out[i].File, c.out[i].Document = d.File, d.Index
+		if c.out[i].Line == 0 {
+			c.out[i].Line, c.out[i].Column = d.Position(c.out[i].Pointer)
+		}
+	}
+	return c.out, nil
+}
+
+func severityRank(s Severity) int {
+	switch s {
+	case SeverityError:
+		return 0
+	case SeverityWarning:
+		return 1
+	}
+	return 2
 }
 
 // knownKinds lists the kinds validate checks, for messages.

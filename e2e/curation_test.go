@@ -330,3 +330,61 @@ func TestProposals(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovedRuntimesFollowThePublisher: a runtime that came in through an approved proposal is
+// its publisher's word for the catalog only until the publisher says otherwise, as a runtime of
+// its own catalogs is: once acme.dev publishes another digest for v1, or proposes one that is
+// approved, the curator can neither keep nor bring back the old one. Before, the old digest was
+// accepted (201) for as long as the proposal stood approved.
+func TestApprovedRuntimesFollowThePublisher(t *testing.T) {
+	t.Parallel()
+	s := startService(t, storetest.NewDatabase(t))
+	acme, platform := token(t, s, "acme.dev"), token(t, s, "platform.example")
+	own := fnEntry("fn.platform.example", "Policy", "platform.example", "v1", containerRuntime("registry.example.com/platform/policy", "c3"))
+	if r := do(t, http.MethodPut, s.url+"/api/v1/catalogs/official/versions/1.0.0", platform, catalogDoc("official", own)); r.status != http.StatusCreated {
+		t.Fatalf("the official catalog: %d %s", r.status, r.body)
+	}
+	proposals := s.url + "/api/v1/catalogs/official/proposals"
+	old := fnEntry("fn.acme.dev", "Validate", "acme.dev", "v1", containerRuntime("registry.example.com/acme/validate", "a1"))
+	replaced := fnEntry("fn.acme.dev", "Validate", "acme.dev", "v1", containerRuntime("registry.example.com/acme/validate", "b2"))
+	approve := func(entry, version string) {
+		t.Helper()
+		r := do(t, http.MethodPost, proposals, acme, definitionDoc(entry))
+		var p store.Proposal
+		if err := json.Unmarshal(r.body, &p); err != nil || r.status != http.StatusCreated {
+			t.Fatalf("the proposal: %d %s", r.status, r.body)
+		}
+		if r := do(t, http.MethodPost, fmt.Sprintf("%s/%d/approve?version=%s", proposals, p.ID, version), platform, nil); r.status != http.StatusCreated {
+			t.Fatalf("the approval as %s: %d %s", version, r.status, r.body)
+		}
+	}
+	publishOfficial := func(version, entry string) response {
+		t.Helper()
+		return do(t, http.MethodPut, s.url+"/api/v1/catalogs/official/versions/"+version, platform, catalogDoc("official", own, entry))
+	}
+	approve(old, "1.1.0")
+	if r := publishOfficial("1.2.0", old); r.status != http.StatusCreated {
+		t.Fatalf("carrying the approved entry on: %d %s", r.status, r.body)
+	}
+	// a later approved proposal replaces the runtime for the catalog
+	approve(replaced, "1.3.0")
+	if r := publishOfficial("1.4.0", old); r.status != http.StatusForbidden {
+		t.Errorf("bringing back the runtime a later proposal replaced: %d %s, want 403", r.status, r.body)
+	}
+	if r := publishOfficial("1.4.0", replaced); r.status != http.StatusCreated {
+		t.Fatalf("the current runtime: %d %s", r.status, r.body)
+	}
+	// and so does the publisher's own catalog
+	third := fnEntry("fn.acme.dev", "Validate", "acme.dev", "v1", containerRuntime("registry.example.com/acme/validate", "c3"))
+	if r := do(t, http.MethodPut, s.url+"/api/v1/catalogs/acme-functions/versions/1.0.0", acme, catalogDoc("acme-functions", third)); r.status != http.StatusCreated {
+		t.Fatalf("acme's own catalog: %d %s", r.status, r.body)
+	}
+	for _, entry := range []string{old, replaced} {
+		if r := publishOfficial("1.5.0", entry); r.status != http.StatusForbidden || !strings.Contains(string(r.body), `publisher \"acme.dev\"`) {
+			t.Errorf("keeping a runtime acme.dev has replaced in its own catalog: %d %s, want 403 naming it", r.status, r.body)
+		}
+	}
+	if r := publishOfficial("1.5.0", third); r.status != http.StatusCreated {
+		t.Errorf("acme.dev's current runtime: %d %s", r.status, r.body)
+	}
+}

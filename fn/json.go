@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/internal/docbudget"
 )
 
 // JSON is the wire format the runner prefers: parsing and writing YAML dominates the
@@ -39,6 +41,9 @@ func (p *jsonParser) decode(data []byte) (*yaml.Node, error) {
 	// a bytes.Buffer is read in place, without a copy
 	d := jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	n, err := p.value(d)
+	if err == nil {
+		err = p.err
+	}
 	if err != nil {
 		return nil, jsonError(err)
 	}
@@ -72,9 +77,15 @@ type jsonParser struct {
 	stack   []*yaml.Node
 	strs    map[string]string
 	unquote []byte
+	// meter, when set, counts the nodes read; err is its error that stops the read
+	meter *docbudget.Meter
+	err   error
 }
 
 func (p *jsonParser) node(kind yaml.Kind, tag, value string) *yaml.Node {
+	if p.meter != nil && p.err == nil {
+		p.err = p.meter.Node(0)
+	}
 	n := p.slab.next()
 	n.Kind, n.Tag, n.Value = kind, tag, value
 	return n
@@ -120,6 +131,11 @@ func (p *jsonParser) value(d *jsontext.Decoder) (*yaml.Node, error) {
 	if d.StackDepth() > maxJSONDepth {
 		return nil, fmt.Errorf("JSON at offset %d: nested more than %d levels deep", d.InputOffset(), maxJSONDepth)
 	}
+	if p.meter != nil {
+		if lim := p.meter.Limits().Depth; lim > 0 && d.StackDepth() > lim {
+			return nil, &docbudget.Error{Limit: "depth", Max: lim}
+		}
+	}
 	var n *yaml.Node
 	var end jsontext.Kind
 	switch d.PeekKind() {
@@ -139,6 +155,9 @@ func (p *jsonParser) value(d *jsontext.Decoder) (*yaml.Node, error) {
 		v, err := p.value(d)
 		if err != nil {
 			return nil, err
+		}
+		if p.err != nil {
+			return nil, p.err
 		}
 		p.stack = append(p.stack, v)
 	}

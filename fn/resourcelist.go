@@ -2,11 +2,14 @@ package fn
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/internal/docbudget"
 )
 
 // ResourceList wire constants (KRM Functions Specification v1).
@@ -72,9 +75,17 @@ type Input struct {
 	Stream bool
 }
 
-// DecodeResourceList parses a ResourceList in YAML or JSON (told apart by the first character).
+// DecodeResourceList parses a ResourceList in YAML or JSON (told apart by the first character),
+// within DefaultReadLimits.
 func DecodeResourceList(data []byte) (*ResourceList, Format, error) {
-	rl, in, err := decode(data, false)
+	return DecodeResourceListContext(context.Background(), data, docbudget.Limits{})
+}
+
+// DecodeResourceListContext is DecodeResourceList within limits (zero fields: DefaultReadLimits'),
+// stopped when ctx ends. A list past a limit is refused with an error that is both
+// ErrInvalidResourceList and docbudget.ErrExceeded, before it is parsed where its scan shows it.
+func DecodeResourceListContext(ctx context.Context, data []byte, limits docbudget.Limits) (*ResourceList, Format, error) {
+	rl, in, err := newReader(ctx, limits).decode(data, false)
 	return rl, in.Format, err
 }
 
@@ -94,6 +105,9 @@ func DecodeOutput(out, sent []byte, list *ResourceList) (*ResourceList, error) {
 	rl, _, err := DecodeResourceList(out)
 	return rl, err
 }
+
+// itemsBudget is what DecodeOutput's reading of items one by one may read: DefaultReadLimits'.
+func itemsBudget() *docbudget.Meter { return newReader(context.Background(), docbudget.Limits{}).meter }
 
 // wireLayout is how a wire format lays out a ResourceList's items, for DecodeOutput.
 type wireLayout struct {
@@ -170,7 +184,7 @@ func decodeChanged(l wireLayout, out []byte, start, end int, sentItems [][]byte,
 	if reused == 0 || !l.json && bytes.ContainsAny(out[start:end], "&*") {
 		return false // nothing to gain over reading the whole output, or no item may be read alone
 	}
-	r := itemReader{json: l.json}
+	r := itemReader{json: l.json, meter: itemsBudget()}
 	line := 2 + bytes.Count(out[:start], []byte("\n")) // the line the first YAML item starts on
 	for i, o := range outItems {
 		itemLine := line
@@ -193,11 +207,14 @@ func decodeChanged(l wireLayout, out []byte, start, end int, sentItems [][]byte,
 	return true
 }
 
-// itemReader reads the items of one output alone, sharing its node memory between them.
+// itemReader reads the items of one output alone, sharing its node memory between them, within
+// the budget of its meter (past it, an item is not read, and the output is read whole, where the
+// budget refuses it).
 type itemReader struct {
-	json bool
-	slab nodeSlab
-	jp   *jsonParser
+	json  bool
+	slab  nodeSlab
+	jp    *jsonParser
+	meter *docbudget.Meter
 }
 
 // read reads one item: a JSON value, or a YAML block sequence of one item at column 0 that starts
@@ -206,12 +223,13 @@ func (r *itemReader) read(text []byte, line int) (*yaml.Node, bool) {
 	if r.json {
 		if r.jp == nil {
 			r.jp = newJSONParser()
+			r.jp.meter = r.meter
 		}
 		n, err := r.jp.decode(text)
 		return n, err == nil
 	}
-	docs, ok := readYAMLFastFrom(text, line, &r.slab)
-	if !ok || len(docs) != 1 || docs[0].Content[0].Kind != yaml.SequenceNode || len(docs[0].Content[0].Content) != 1 {
+	docs, n, ok := readYAMLFastWithin(text, line, &r.slab, r.meter.Remaining())
+	if !ok || r.meter.Charge(n) != nil || len(docs) != 1 || docs[0].Content[0].Kind != yaml.SequenceNode || len(docs[0].Content[0].Content) != 1 {
 		return nil, false
 	}
 	return docs[0].Content[0].Content[0], true
@@ -478,20 +496,28 @@ func itemsLines(b []byte) (start, end int, ok bool) {
 }
 
 // DecodeInput parses either a ResourceList or a stream of resources (YAML documents separated by
-// ---, or one JSON object), as a command reading standard input accepts both.
+// ---, or one JSON object), as a command reading standard input accepts both, within
+// DefaultReadLimits.
 func DecodeInput(data []byte) (*ResourceList, Input, error) {
-	return decode(data, true)
+	return DecodeInputContext(context.Background(), data, docbudget.Limits{})
 }
 
-func decode(data []byte, allowStream bool) (*ResourceList, Input, error) {
+// DecodeInputContext is DecodeInput within limits (zero fields: DefaultReadLimits'), stopped when
+// ctx ends; DecodeResourceListContext says how a read past a limit is refused.
+func DecodeInputContext(ctx context.Context, data []byte, limits docbudget.Limits) (*ResourceList, Input, error) {
+	return newReader(ctx, limits).decode(data, true)
+}
+
+// decode reads a ResourceList, or a stream of resources when allowStream is set.
+func (rd reader) decode(data []byte, allowStream bool) (*ResourceList, Input, error) {
 	if len(data) > MaxResourceListBytes {
 		return nil, Input{}, fmt.Errorf("%w: %d bytes, above the %d byte limit", ErrInvalidResourceList, len(data), MaxResourceListBytes)
 	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		n, err := DecodeJSONNode(trimmed)
+		n, err := rd.jsonNode(trimmed)
 		if err != nil {
-			return nil, Input{Format: JSON}, fmt.Errorf("%w: %v", ErrInvalidResourceList, err)
+			return nil, Input{Format: JSON}, readError(err)
 		}
 		if allowStream && !isResourceList(n) {
 			item, err := checkItem(n, 0)
@@ -503,9 +529,9 @@ func decode(data []byte, allowStream bool) (*ResourceList, Input, error) {
 		rl, err := fromNode(n)
 		return rl, Input{Format: JSON}, err
 	}
-	docs, err := decodeYAMLDocuments(data)
+	docs, err := rd.yamlDocuments(data)
 	if err != nil {
-		return nil, Input{}, fmt.Errorf("%w: %v", ErrInvalidResourceList, err)
+		return nil, Input{}, readError(err)
 	}
 	if len(docs) == 1 && isResourceList(docs[0].Content[0]) {
 		rl, err := fromNode(docs[0].Content[0])
@@ -528,14 +554,19 @@ func decode(data []byte, allowStream bool) (*ResourceList, Input, error) {
 	return rl, Input{Stream: true}, nil
 }
 
-// decodeYAMLDocuments splits a YAML stream into its non-empty documents.
-func decodeYAMLDocuments(data []byte) ([]*yaml.Node, error) {
-	if FastPathsEnabled() {
-		if docs, ok := readYAMLFast(data); ok {
-			return docs, nil
-		}
+// readError is the error of a read that failed: ErrInvalidResourceList, and the budget's or the
+// context's error as they are (errors.Is finds both).
+func readError(err error) error {
+	if errors.Is(err, docbudget.ErrExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrInvalidResourceList, err)
 	}
-	return decodeYAMLv3(data)
+	return fmt.Errorf("%w: %v", ErrInvalidResourceList, err)
+}
+
+// decodeYAMLDocuments splits a YAML stream into its non-empty documents, within
+// DefaultReadLimits.
+func decodeYAMLDocuments(data []byte) ([]*yaml.Node, error) {
+	return newReader(context.Background(), docbudget.Limits{}).yamlDocuments(data)
 }
 
 // decodeYAMLv3 is decodeYAMLDocuments through yaml.v3 alone.

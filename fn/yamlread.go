@@ -25,6 +25,13 @@ type fastReader struct {
 	bol  int // offset of the start of pos's line
 	slab nodeSlab
 	text string // src as one string, of which every value read as it is written is a part
+	// nodes counts the nodes read; past budget (when not negative) the reader stops, reporting
+	// ok=false, and over is set
+	nodes, budget int
+	over          bool
+	// maxDepth is the nesting the reader follows (maxFastDepth, or less); deeper input is left
+	// to yaml.v3
+	maxDepth int
 }
 
 // readYAMLFast returns the non-empty documents of data, as decodeYAMLDocuments would, or ok=false.
@@ -37,43 +44,54 @@ func readYAMLFast(data []byte) (docs []*yaml.Node, ok bool) {
 // taking its nodes from slab and leaving there those it did not take: a caller reading resources
 // one by one shares one slab between them.
 func readYAMLFastFrom(data []byte, line int, slab *nodeSlab) (docs []*yaml.Node, ok bool) {
-	r := &fastReader{src: data, line: line, slab: *slab}
-	defer func() { *slab = r.slab }()
+	docs, _, ok = readYAMLFastWithin(data, line, slab, -1)
+	return docs, ok
+}
+
+// readYAMLFastWithin is readYAMLFastFrom reading at most budget nodes (unbounded when
+// negative): it reports how many it read, and stops with ok=false past the budget.
+func readYAMLFastWithin(data []byte, line int, slab *nodeSlab, budget int) (docs []*yaml.Node, nodes int, ok bool) {
+	return readYAMLFastWith(&fastReader{src: data, line: line, slab: *slab, budget: budget, maxDepth: maxFastDepth}, slab)
+}
+
+func readYAMLFastWith(r *fastReader, slab *nodeSlab) (docs []*yaml.Node, nodes int, ok bool) {
+	data := r.src
+	defer func() { *slab = r.slab; nodes = r.nodes }()
 	for i := 0; i < len(data); i++ {
 		if c := data[i]; c >= 0x7f || c < 0x20 && c != '\n' {
-			return nil, false // tabs, carriage returns, control and non-ASCII characters
+			return nil, 0, false // tabs, carriage returns, control and non-ASCII characters
 		}
 	}
 	for {
 		ind, ok := r.contentLine()
-		if !ok {
-			return nil, false
+		if !ok || r.over {
+			return nil, 0, false
 		}
 		if ind < 0 {
-			return docs, true
+			return docs, 0, true
 		}
 		doc := r.node(yaml.DocumentNode, "", "")
 		doc.Column = 1
 		if ind == 0 && r.isDocumentStart() {
 			r.pos += 3
 			if !r.endOfLine() {
-				return nil, false // content or a comment after "---"
+				return nil, 0, false // content or a comment after "---"
 			}
 			if ind, ok = r.contentLine(); !ok {
-				return nil, false
+				return nil, 0, false
 			}
 			if ind < 0 || ind == 0 && r.isDocumentStart() {
 				continue // an empty document, left out as decodeYAMLDocuments leaves it out
 			}
 		} else if len(docs) > 0 {
-			return nil, false
+			return nil, 0, false
 		}
 		if ind != 0 {
-			return nil, false
+			return nil, 0, false
 		}
 		root, ok := r.block(0, 0)
 		if !ok {
-			return nil, false
+			return nil, 0, false
 		}
 		doc.Content = []*yaml.Node{root}
 		docs = append(docs, doc)
@@ -81,6 +99,9 @@ func readYAMLFastFrom(data []byte, line int, slab *nodeSlab) (docs []*yaml.Node,
 }
 
 func (r *fastReader) node(kind yaml.Kind, tag, value string) *yaml.Node {
+	if r.nodes++; r.budget >= 0 && r.nodes > r.budget {
+		r.over = true // the loops that read collections stop at their next entry
+	}
 	n := r.slab.next()
 	n.Kind, n.Tag, n.Value = kind, tag, value
 	n.Line, n.Column = r.line, r.pos-r.bol+1
@@ -167,7 +188,7 @@ func (r *fastReader) lineComment() (comment string, ok bool) {
 // block reads the block mapping or sequence whose first line is at the current position, indented
 // by indent.
 func (r *fastReader) block(indent, depth int) (*yaml.Node, bool) {
-	if depth > maxFastDepth {
+	if depth > r.maxDepth {
 		return nil, false
 	}
 	if r.isSequenceEntry() {
@@ -193,7 +214,7 @@ func (r *fastReader) mapping(indent, depth int) (*yaml.Node, bool) {
 			return nil, false
 		}
 		v, ok := r.value(k, indent, depth)
-		if !ok {
+		if !ok || r.over {
 			return nil, false
 		}
 		m.Content = append(m.Content, k, v)
@@ -489,7 +510,7 @@ func (r *fastReader) literal(indent int) (*yaml.Node, bool) {
 // flow reads a flow sequence or mapping on one line, of plain or quoted scalars and flow
 // collections.
 func (r *fastReader) flow(depth int) *yaml.Node {
-	if depth > maxFastDepth {
+	if depth > r.maxDepth {
 		return nil
 	}
 	open := r.src[r.pos]
@@ -525,7 +546,7 @@ func (r *fastReader) flow(depth int) *yaml.Node {
 		}
 		first = false
 		item := r.flowItem(depth)
-		if item == nil {
+		if item == nil || r.over {
 			return nil
 		}
 		if open == '[' {
@@ -600,7 +621,7 @@ func (r *fastReader) flowItem(depth int) *yaml.Node {
 func (r *fastReader) sequence(indent, depth int) (*yaml.Node, bool) {
 	s := r.node(yaml.SequenceNode, "!!seq", "")
 	for {
-		if !r.isSequenceEntry() {
+		if !r.isSequenceEntry() || r.over {
 			return nil, false
 		}
 		r.pos++

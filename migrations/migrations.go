@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/golang-migrate/migrate/v4"
 	// registers the pgx5:// database driver with migrate
@@ -127,4 +130,52 @@ func migrateURL(databaseURL string) string {
 		return "pgx5://" + databaseURL
 	}
 	return databaseURL
+}
+
+// Latest is the newest version these migrations know.
+func Latest() (uint, error) { return latest() }
+
+// versionTableDDL is the table golang-migrate keeps the schema version in (its pgx/v5 driver's
+// own statement), so that a database ApplyInTx made is one migrate continues.
+const versionTableDDL = `CREATE TABLE IF NOT EXISTS "schema_migrations" (version bigint not null primary key, dirty boolean not null)`
+
+// ApplyInTx applies the up migrations up to and including version in tx, and records version as
+// golang-migrate records it: a restore builds the schema and loads its rows in one transaction,
+// so that a failure leaves the database as it was. The database must hold none of the schema.
+func ApplyInTx(ctx context.Context, tx pgx.Tx, version uint) error {
+	entries, err := files.ReadDir(".")
+	if err != nil {
+		return fmt.Errorf("list migrations: %w", err)
+	}
+	type step struct {
+		version uint
+		name    string
+	}
+	var steps []step
+	for _, e := range entries {
+		var v uint
+		if _, err := fmt.Sscanf(e.Name(), "%d_", &v); err == nil && v <= version && strings.HasSuffix(e.Name(), ".up.sql") {
+			steps = append(steps, step{v, e.Name()})
+		}
+	}
+	sort.Slice(steps, func(i, j int) bool { return steps[i].version < steps[j].version })
+	if len(steps) == 0 || steps[len(steps)-1].version != version {
+		return fmt.Errorf("apply migrations: no migration %d", version)
+	}
+	for _, s := range steps {
+		sql, err := files.ReadFile(s.name)
+		if err != nil {
+			return fmt.Errorf("apply migration %s: %w", s.name, err)
+		}
+		if _, err := tx.Exec(ctx, string(sql)); err != nil {
+			return fmt.Errorf("apply migration %s: %w", s.name, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, versionTableDDL); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO "schema_migrations" (version, dirty) VALUES ($1, false)`, int64(version)); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	return nil
 }

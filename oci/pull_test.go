@@ -176,6 +176,8 @@ func TestPullRefusesForeignArtifacts(t *testing.T) {
 		{"dotfile title", oci.MediaTypeCatalog, oci.MediaTypeCatalog, ".bashrc", oci.ErrUnsafeTitle, `".bashrc": a title must not start with a dot`},
 		{"dotfile exec title", oci.MediaTypeCatalog, oci.MediaTypeCatalog, ".envrc", oci.ErrUnsafeTitle, `".envrc"`},
 		{"control character in title", oci.MediaTypeCatalog, oci.MediaTypeCatalog, "catalog\n.yaml", oci.ErrUnsafeTitle, "control characters"},
+		{"bidirectional override in title", oci.MediaTypeCatalog, oci.MediaTypeCatalog, "evil\u202elmay.sh", oci.ErrUnsafeTitle, "invisible format character U+202E"},
+		{"zero-width space in title", oci.MediaTypeCatalog, oci.MediaTypeCatalog, "cata\u200blog.yaml", oci.ErrUnsafeTitle, "invisible format character U+200B"},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -233,7 +233,10 @@ func checkFiles(opts PushOptions) error {
 // checkTitle refuses titles that are not a plain file name: pull writes files under their titles,
 // so a title with a path separator or ".." could write outside the output directory, one starting
 // with a dot would write a hidden file that shells and tools read (.bashrc, .envrc, .npmrc), and a
-// control character hides the name from whoever lists the directory.
+// control character hides the name from whoever lists the directory. An invisible format
+// character (a bidirectional control such as U+202E, a zero-width one) makes the name display as
+// another ("evil\u202elmay.sh" lists as "evilhs.yaml"): refused as the service refuses it in
+// names, tags and descriptions.
 func checkTitle(title string) error {
 	switch {
 	case title == "", title == ".", title == "..":
@@ -246,6 +249,10 @@ func checkTitle(title string) error {
 		return fmt.Errorf("%w %q: a title is at most %d bytes", ErrUnsafeTitle, title, maxTitleBytes)
 	case strings.IndexFunc(title, unicode.IsControl) >= 0 || !utf8.ValidString(title):
 		return fmt.Errorf("%w %q: a title must be valid UTF-8 without control characters", ErrUnsafeTitle, title)
+	case strings.IndexFunc(title, func(r rune) bool { return unicode.Is(unicode.Cf, r) }) >= 0:
+		i := strings.IndexFunc(title, func(r rune) bool { return unicode.Is(unicode.Cf, r) })
+		r, _ := utf8.DecodeRuneInString(title[i:])
+		return fmt.Errorf("%w %q: a title must not hold the invisible format character U+%04X (bidirectional controls and zero-width characters display a name as another)", ErrUnsafeTitle, title, r)
 	}
 	return nil
 }

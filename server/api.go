@@ -1,14 +1,18 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/docbudget"
 	"github.com/krm-catalog/krm-catalog/internal/lazyre"
 	"github.com/krm-catalog/krm-catalog/store"
 )
@@ -16,24 +20,74 @@ import (
 // versionPattern bounds catalog version names: they appear in URLs and OCI tags.
 var versionPattern = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// decodeOne validates a posted document and returns it, or a 422 with every finding.
-func (s *Server) decodeOne(name string, body []byte, kinds ...string) (*catalog.Document, catalog.Findings, error) {
-	docs, findings := s.validator.Validate(name, body, catalog.Options{})
+// Costs of reading a document, for the decode budget (Limits.DecodeMemory): measured peaks of
+// validating documents at the node limit, dense and sparse (docs/security.md).
+const (
+	decodeBytesPerNode = 300 // the YAML node, its value, and their part of the checks
+	decodeBytesPerByte = 16  // the text of strings, held by the node, the value and the findings
+)
+
+// decodeCost is the memory that reading a document of this shape and size takes, at most.
+func decodeCost(shape docbudget.Shape, size int) int64 {
+	nodes := int64(min(shape.Nodes, 1<<40))
+	return nodes*decodeBytesPerNode + int64(size)*decodeBytesPerByte
+}
+
+// validateBody validates a posted document within what the service lets a request cost: the
+// limit on its values (413 past it, before it is parsed where its scan shows it), on its nesting
+// and its expansion through aliases (an invalid document, whose finding names the limit), its
+// share of the decode memory (waiting up to wait for it, 429 past that), and the request's
+// deadline (503 when it passes, the work stopped). The caller calls release once it is done with
+// the documents.
+func (s *Server) validateBody(ctx context.Context, name string, body []byte, wait time.Duration) (docs []*catalog.Document, findings catalog.Findings, release func(), err error) {
+	shape := docbudget.Scan(body)
+	release, err = s.limits.Decode.Take(ctx, decodeCost(shape, len(body)), wait)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	docs, findings, err = s.validator.ValidateContext(ctx, name, body, catalog.Options{Limits: s.docLimits, Shape: &shape})
+	var exceeded *docbudget.Error
+	switch {
+	case errors.As(err, &exceeded) && exceeded.Limit != "nodes":
+		// too deep, or an alias bomb: an invalid document, as it always was (its finding says
+		// which limit)
+		return nil, findings, release, nil
+	case err != nil && exceeded != nil:
+		release()
+		return nil, nil, nil, &tooCostly{message: err.Error(), findings: findings}
+	case err != nil:
+		release()
+		return nil, nil, nil, &unfinished{err: err}
+	}
+	return docs, findings, release, nil
+}
+
+// decodeOne validates a posted document and returns it, or a 422 with every finding (validateBody
+// says what else it may answer). The caller calls release once it is done with the document.
+func (s *Server) decodeOne(ctx context.Context, name string, body []byte, kinds ...string) (*catalog.Document, catalog.Findings, func(), error) {
+	docs, findings, release, err := s.validateBody(ctx, name, body, s.limits.Publish.MaxWait())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fail := func(err error) (*catalog.Document, catalog.Findings, func(), error) {
+		release()
+		return nil, nil, nil, err
+	}
 	if findings.HasErrors() {
-		return nil, nil, &invalidDocument{message: fmt.Sprintf("the document is not valid: %s", catalog.Summarize(1, findings)), findings: findings}
+		return fail(&invalidDocument{message: fmt.Sprintf("the document is not valid: %s", catalog.Summarize(1, findings)), findings: findings})
 	}
 	if len(docs) != 1 {
-		return nil, nil, &invalidDocument{message: fmt.Sprintf("expected exactly one document, found %d", len(docs))}
+		return fail(&invalidDocument{message: fmt.Sprintf("expected exactly one document, found %d", len(docs))})
 	}
 	for _, k := range kinds {
 		if docs[0].Kind == k {
-			return docs[0], findings, nil
+			return docs[0], findings, release, nil
 		}
 	}
-	return nil, nil, &invalidDocument{
+	return fail(&invalidDocument{
 		message:  fmt.Sprintf("expected a %s, found a %s", strings.Join(kinds, " or "), docs[0].Kind),
 		findings: catalog.Findings{{Severity: catalog.SeverityError, Pointer: "/kind", Message: "kind must be " + strings.Join(kinds, " or ")}},
-	}
+	})
 }
 
 // publishResponse is the body of a successful publish.
@@ -53,10 +107,11 @@ func (s *Server) publishCatalog(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	doc, cat, warnings, err := s.decodeCatalog(name, body)
+	doc, cat, warnings, release, err := s.decodeCatalog(r.Context(), name, body)
 	if err != nil {
 		return err
 	}
+	defer release()
 	// which entries the publisher may list (its own, or others' exactly as they published them) is
 	// the store's to decide, against what is published
 	cv, created, err := s.store.PublishCatalog(r.Context(), store.PublishCatalogParams{
@@ -70,24 +125,27 @@ func (s *Server) publishCatalog(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// decodeCatalog validates a catalog document whose name the URL gives.
-func (s *Server) decodeCatalog(name string, body []byte) (*catalog.Document, *catalog.Catalog, catalog.Findings, error) {
-	doc, warnings, err := s.decodeOne("catalog.yaml", body, catalog.KindCatalog, catalog.KindCatalogShort)
+// decodeCatalog validates a catalog document whose name the URL gives. The caller calls release
+// once it is done with it.
+func (s *Server) decodeCatalog(ctx context.Context, name string, body []byte) (*catalog.Document, *catalog.Catalog, catalog.Findings, func(), error) {
+	doc, warnings, release, err := s.decodeOne(ctx, "catalog.yaml", body, catalog.KindCatalog, catalog.KindCatalogShort)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	cat, err := catalog.DecodeCatalog(doc)
 	if err != nil {
-		return nil, nil, nil, err
+		release()
+		return nil, nil, nil, nil, err
 	}
 	if cat.Name != name {
+		release()
 		line, col := doc.Position("/metadata/name")
-		return nil, nil, nil, &invalidDocument{
+		return nil, nil, nil, nil, &invalidDocument{
 			message:  fmt.Sprintf("the URL names catalog %q but metadata.name is %q", name, cat.Name),
 			findings: catalog.Findings{{Severity: catalog.SeverityError, Pointer: "/metadata/name", Line: line, Column: col, Message: "must equal the catalog name in the URL, " + strconv.Quote(name)}},
 		}
 	}
-	return doc, cat, warnings, nil
+	return doc, cat, warnings, release, nil
 }
 
 // writePublished answers a publish: 201 with the new document's location, or 200 for a no-op.
@@ -106,10 +164,11 @@ func (s *Server) publishDefinition(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	doc, warnings, err := s.decodeOne("definition.yaml", body, catalog.KindDefinition)
+	doc, warnings, release, err := s.decodeOne(r.Context(), "definition.yaml", body, catalog.KindDefinition)
 	if err != nil {
 		return err
 	}
+	defer release()
 	def, err := catalog.DecodeDefinition(doc)
 	if err != nil {
 		return err
@@ -201,15 +260,6 @@ func (s *Server) searchFunctions(w http.ResponseWriter, r *http.Request) error {
 	return serveJSON(w, res)
 }
 
-func (s *Server) getFunction(w http.ResponseWriter, r *http.Request) error {
-	f, err := s.store.GetFunction(r.Context(), chi.URLParam(r, "group"), chi.URLParam(r, "kind"))
-	if err != nil {
-		return err
-	}
-	s.signatures.AnnotateFunctionVersions(r.Context(), f.Entries)
-	return serveJSON(w, f)
-}
-
 func (s *Server) getFunctionVersion(w http.ResponseWriter, r *http.Request) error {
 	fvs, err := s.store.GetFunctionVersion(r.Context(), chi.URLParam(r, "group"), chi.URLParam(r, "kind"), chi.URLParam(r, "version"))
 	if err != nil {
@@ -251,7 +301,11 @@ func (s *Server) validate(w http.ResponseWriter, r *http.Request) error {
 	if name == "" {
 		name = "document"
 	}
-	_, findings := s.validator.Validate(name, body, catalog.Options{})
+	_, findings, release, err := s.validateBody(r.Context(), name, body, s.limits.Validate.MaxWait())
+	if err != nil {
+		return err
+	}
+	defer release()
 	if strict, _ := strconv.ParseBool(r.URL.Query().Get("strict")); strict {
 		findings = findings.Strict()
 	}

@@ -25,15 +25,22 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 			return store.Errorf(store.ErrUnauthorized, "no bearer token")
 		}
-		// an address that failed too often is refused before its token is looked up, so that
-		// guessing tokens costs the database nothing past the budget
-		if wait, spent := s.limits.AuthFailures.Exhausted(client); spent {
+		// every lookup is charged to its address before it is made, and given back when the
+		// token is valid: of lookups that arrive at once no more than the budget are made, so
+		// that guessing tokens costs the database nothing past it (valid tokens beyond the budget
+		// wait for the lookups under way)
+		done, wait, ok, err := s.limits.AuthFailures.Take(r.Context(), client)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			return s.limits.AuthFailures.Refusal(client, wait)
 		}
 		ctx := store.WithActor(r.Context(), store.Actor{Address: client})
 		p, err := s.store.Authenticate(ctx, strings.TrimSpace(token))
-		if errors.Is(err, store.ErrUnauthorized) {
-			s.limits.AuthFailures.Charge(client)
+		guess := errors.Is(err, store.ErrUnauthorized) // not a valid token, nor a failed database
+		done(guess)
+		if guess {
 			s.auditRefusal(ctx, r, "", http.StatusUnauthorized, "invalid or revoked token")
 		}
 		if err != nil {

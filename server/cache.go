@@ -97,7 +97,9 @@ func (c *ContentCache) put(key string, t ticket, content *preparedContent) {
 	size := content.size()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !t.ok || size > c.maxBytes/4 {
+	// an entry takes at most a quarter of the cache, or what the largest generated definition
+	// takes (store.MaxDerivedBytes, and its JSON): those are kept whatever their size
+	if !t.ok || size > max(c.maxBytes/4, 2*store.MaxDerivedBytes+256) || size > c.maxBytes {
 		return
 	}
 	if t.subject != "" && (!c.live || c.epoch != t.epoch || c.gen[t.subject] != t.gen) {

@@ -108,7 +108,7 @@ func (s *Server) latestCatalogYAML(w http.ResponseWriter, r *http.Request) error
 	h := w.Header()
 	h["Content-Location"] = c.locationHeader
 	h["X-Catalog-Version"] = c.versionHeader
-	return serveContent(w, r, c, s.cacheLatest)
+	return s.serveContent(w, r, c, s.cacheLatest)
 }
 
 func (s *Server) pinnedCatalogYAML(w http.ResponseWriter, r *http.Request) error {
@@ -120,21 +120,48 @@ func (s *Server) pinnedCatalogYAML(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	w.Header()["X-Catalog-Version"] = c.versionHeader
-	return serveContent(w, r, c, s.cacheImmutable)
+	return s.serveContent(w, r, c, s.cacheImmutable)
 }
 
+// definitionYAML serves a function's definition: its latest published definition, cached until a
+// publish of the function says otherwise; else the one generated from the catalogs that list it,
+// cached by the digest of what it is generated from (which a publish of any of them changes), so
+// that it is generated once a change and never past store.MaxDerivedBytes.
 func (s *Server) definitionYAML(w http.ResponseWriter, r *http.Request) error {
 	group, kind := chi.URLParam(r, "group"), chi.URLParam(r, "kind")
-	c, err := s.content("definition:", "function:", func() (store.Content, error) {
-		return s.store.DefinitionContent(r.Context(), group, kind)
-	}, group, "/", kind)
-	if err != nil {
-		return err
+	read := func() (store.Content, error) { return s.store.DefinitionContent(r.Context(), group, kind) }
+	c := s.cached("definition:", group, "/", kind)
+	if c == nil {
+		digest, derived, err := s.store.DefinitionDigest(r.Context(), group, kind)
+		switch {
+		case err != nil:
+			return err
+		case derived:
+			c, err = s.content("derived:", "", read, group, "/", kind, "@", digest)
+		default:
+			c, err = s.content("definition:", "function:", read, group, "/", kind)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if c.derived {
 		w.Header().Set("X-Definition-Derived", "generated from the catalogs that list this function")
 	}
-	return serveContent(w, r, c, s.cacheLatest)
+	return s.serveContent(w, r, c, s.cacheLatest)
+}
+
+// cached returns the content cached under the concatenation of key, or nil.
+func (s *Server) cached(key ...string) *preparedContent {
+	if s.cache == nil {
+		return nil
+	}
+	var buf [256]byte
+	k := buf[:0]
+	for _, part := range key {
+		k = append(k, part...)
+	}
+	return s.cache.get(k)
 }
 
 // content returns prepared content from the cache, or reads it from the store and caches it. The
@@ -172,8 +199,8 @@ func (s *Server) content(kind, subjectKind string, read func() (store.Content, e
 }
 
 // serveContent writes a document in the representation the client accepts, answering
-// If-None-Match with 304.
-func serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, cacheControl []string) error {
+// If-None-Match with 304; a large one is paced (paceDownload).
+func (s *Server) serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, cacheControl []string) error {
 	rep := c.yaml
 	if wantsJSON(r.Header.Get("Accept")) {
 		var err error
@@ -189,6 +216,9 @@ func serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, ca
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
+	if err := s.paceDownload(r, len(rep.body)); err != nil {
+		return err
+	}
 	h["Content-Type"] = rep.contentType
 	if rep.browserType != nil && wantsPage(r.Header.Get("Accept")) {
 		h["Content-Type"] = rep.browserType
@@ -198,6 +228,16 @@ func serveContent(w http.ResponseWriter, r *http.Request, c *preparedContent, ca
 	h["X-Content-Type-Options"] = rep.noSniff
 	_, _ = w.Write(rep.body) // a failed write means the client left
 	return nil
+}
+
+// paceDownload spends, for an answer of size bytes, a request of its client's Downloads budget
+// for every downloadUnit: answers from the cache cost a copy each, and eight clients reading a
+// document of megabytes as fast as they can would take every core.
+func (s *Server) paceDownload(r *http.Request, size int) error {
+	if size < downloadUnit {
+		return nil
+	}
+	return s.limits.Downloads.PaceN(r.Context(), httpx.ClientIP(r), (size+downloadUnit-1)/downloadUnit)
 }
 
 // wantsPage reports whether an Accept header prefers HTML to YAML: a browser following a link,

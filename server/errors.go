@@ -43,6 +43,21 @@ type invalidDocument struct {
 
 func (e *invalidDocument) Error() string { return e.message }
 
+// tooCostly is a document past a limit on what reading it may cost (413): its nodes, nesting or
+// expansion.
+type tooCostly struct {
+	message  string
+	findings catalog.Findings
+}
+
+func (e *tooCostly) Error() string { return e.message }
+
+// unfinished is work the request's deadline (or its client's leaving) stopped (503).
+type unfinished struct{ err error }
+
+func (e *unfinished) Error() string { return "the work stopped: " + e.err.Error() }
+func (e *unfinished) Unwrap() error { return e.err }
+
 // badRequest is a request the client must change (400).
 type badRequest struct{ message string }
 
@@ -68,8 +83,14 @@ func statusOf(err error) (int, string, []errorDetail) {
 	var (
 		tooMany *httpx.TooManyRequests
 		slow    *bodyTimeout
+		costly  *tooCostly
+		stopped *unfinished
 	)
 	switch {
+	case errors.As(err, &costly):
+		return http.StatusRequestEntityTooLarge, costly.message, details(costly.findings)
+	case errors.As(err, &stopped) && errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, "the document was not read within the request's deadline; try again shortly", nil
 	case errors.As(err, &tooMany):
 		return http.StatusTooManyRequests, tooMany.Message, nil
 	case errors.As(err, &slow):
@@ -82,6 +103,8 @@ func statusOf(err error) (int, string, []errorDetail) {
 		return http.StatusBadRequest, bad.message, nil
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge, "request body is larger than the limit of " + humanize.IBytes(uint64(tooLarge.Limit)), nil
+	case errors.Is(err, store.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, err.Error(), nil
 	case errors.Is(err, store.ErrBadPageToken), errors.Is(err, store.ErrInvalid):
 		return http.StatusBadRequest, err.Error(), nil
 	case errors.Is(err, store.ErrUnauthorized):
@@ -149,9 +172,12 @@ func (s *Server) handle(h handlerFunc) http.HandlerFunc {
 // logFailure logs the failures an operator must see, coalesced: a database outage is one line
 // when it starts and one with its count when it ends; clients' mistakes are not logged.
 func (s *Server) logFailure(r *http.Request, status int, err error) {
+	var stopped *unfinished
 	switch {
 	case status == http.StatusServiceUnavailable && errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		return // the client left
+	case errors.As(err, &stopped):
+		s.failures.failed(r.Context(), slog.LevelWarn, "deadline", "documents not read within their deadline: answering 503", slog.Any("error", err))
 	case status == http.StatusServiceUnavailable:
 		s.failures.failed(r.Context(), slog.LevelWarn, "database unavailable", "database unavailable: answering 503", slog.Any("error", err))
 	case status == http.StatusTooManyRequests:

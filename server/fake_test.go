@@ -36,6 +36,16 @@ type fakeStore struct {
 
 	fail  error
 	stall bool
+	// derived holds definitions generated from catalogs (DefinitionContent's Derived), by
+	// group/kind; reads counts the reads of definitions and functions
+	derived map[string][]byte
+	reads   int
+	// authGate, when set, keeps Authenticate from looking a token up until it is closed, as a
+	// database does that takes its time; each call first sends on authEntered
+	authGate, authEntered chan struct{}
+	// hold, when set, keeps PublishCatalog from returning until it is closed; each call first
+	// sends on entered (when set)
+	hold, entered chan struct{}
 }
 
 func newFakeStore() *fakeStore {
@@ -77,6 +87,13 @@ func (f *fakeStore) Authenticate(ctx context.Context, token string) (store.Princ
 		return store.Principal{}, err
 	}
 	f.mu.Lock()
+	gate, entered := f.authGate, f.authEntered
+	f.mu.Unlock()
+	if gate != nil {
+		entered <- struct{}{}
+		<-gate
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.authChecks++
 	p, ok := f.tokens[token]
@@ -96,6 +113,15 @@ func (f *fakeStore) AuditRefusal(ctx context.Context, publisher, action, subject
 func (f *fakeStore) PublishCatalog(ctx context.Context, p store.PublishCatalogParams) (store.CatalogVersion, bool, error) {
 	if err := f.enter(ctx); err != nil {
 		return store.CatalogVersion{}, false, err
+	}
+	f.mu.Lock()
+	hold, entered := f.hold, f.entered
+	f.mu.Unlock()
+	if entered != nil {
+		entered <- struct{}{}
+	}
+	if hold != nil {
+		<-hold
 	}
 	f.mu.Lock()
 	key := p.Name + "@" + p.Version
@@ -222,11 +248,43 @@ func (f *fakeStore) DefinitionContent(ctx context.Context, group, kind string) (
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.reads++
+	if b, ok := f.derived[group+"/"+kind]; ok {
+		return store.Content{Name: group + "/" + kind, Bytes: b, Digest: store.Digest(b), Derived: true}, nil
+	}
 	b, ok := f.defs[group+"/"+kind]
 	if !ok {
 		return store.Content{}, store.Errorf(store.ErrNotFound, "no function %s/%s", group, kind)
 	}
 	return store.Content{Name: group + "/" + kind, Bytes: b, Digest: store.Digest(b)}, nil
+}
+
+func (f *fakeStore) DefinitionDigest(ctx context.Context, group, kind string) (string, bool, error) {
+	if err := f.enter(ctx); err != nil {
+		return "", false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if b, ok := f.defs[group+"/"+kind]; ok {
+		return store.Digest(b), false, nil
+	}
+	if b, ok := f.derived[group+"/"+kind]; ok {
+		return store.Digest(append([]byte("derived "), b...)), true, nil
+	}
+	return "", false, store.Errorf(store.ErrNotFound, "no function %s/%s", group, kind)
+}
+
+func (f *fakeStore) FunctionDigest(ctx context.Context, group, kind string) (string, error) {
+	if err := f.enter(ctx); err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn, ok := f.function(group, kind)
+	if !ok {
+		return "", store.Errorf(store.ErrNotFound, "no function %s/%s", group, kind)
+	}
+	return store.Digest(fmt.Appendf(nil, "%v", fn)), nil
 }
 
 func (f *fakeStore) SearchFunctions(ctx context.Context, q store.SearchQuery) (store.SearchResult, error) {
@@ -268,6 +326,7 @@ func (f *fakeStore) GetFunction(ctx context.Context, group, kind string) (store.
 	if !ok {
 		return store.FunctionDetail{}, store.Errorf(store.ErrNotFound, "no function %s/%s", group, kind)
 	}
+	f.reads++
 	return fn, nil
 }
 
@@ -447,13 +506,33 @@ func (f *fakeStore) ListProposals(ctx context.Context, catalogName string) ([]st
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.reads++
 	out := []store.Proposal{}
 	for _, p := range f.proposals {
 		if p.Catalog == catalogName && p.Status == store.ProposalOpen {
+			p.Definition = "" // a list leaves the definitions out
 			out = append(out, p)
 		}
 	}
 	return out, nil
+}
+
+func (f *fakeStore) ProposalsDigest(ctx context.Context, catalogName string) (string, error) {
+	if err := f.enter(ctx); err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.catalogs[catalogName]) == 0 {
+		return "", store.Errorf(store.ErrNotFound, "no catalog %q", catalogName)
+	}
+	state := ""
+	for _, p := range f.proposals {
+		if p.Catalog == catalogName && p.Status == store.ProposalOpen {
+			state += fmt.Sprint(p.ID, ",")
+		}
+	}
+	return store.Digest([]byte(state)), nil
 }
 
 func (f *fakeStore) GetProposal(ctx context.Context, catalogName string, id int64) (store.Proposal, error) {

@@ -32,28 +32,51 @@ type Limits struct {
 	// AuthFailures bounds failed authentications per address: past the burst, a request with a
 	// token is refused before the token is looked up.
 	AuthFailures httpx.Limit
+	// DecodeMemory bounds the memory the documents being validated and published take at once,
+	// by an estimate from what each is (decodeCost) before it is read.
+	DecodeMemory int64
+	// Downloads bounds the large answers one client reads (catalog.yaml, definition.yaml, a
+	// function's entries, read from the cache or not): each costs a request for every
+	// downloadUnit of its size, smaller ones nothing.
+	Downloads httpx.Limit
 }
 
+// downloadUnit is the size of a response that costs one request of the Downloads budget.
+const downloadUnit = 256 << 10
+
+// DefaultDecodeMemory is the default of Limits.DecodeMemory: one document at the largest a
+// request may hold (about 165 MiB read whole, at the default body limit), with room for smaller
+// ones beside it.
+const DefaultDecodeMemory = 192 << 20
+
 // DefaultLimits returns the defaults: validation is CPU and memory bound (a 4 MiB document takes
-// seconds of a core and about 100 MiB), so at most half the cores validate and the rest keep
-// serving reads; search is bound by database connections; publishes are authenticated and rare,
-// so one waits for its turn for up to 10 s rather be refused. Pages allow a person's browsing and
-// a crawler's politeness, not a flood; a catalog page of a large catalog is rendered from a cache,
-// but its first rendering decodes the catalog, so pages also take one of a bounded number of
-// slots. Ten wrong tokens in a row are a mistake; more, at a second each, are a guess.
+// a second or more of a core and up to 165 MiB), so half the cores validate, at least two, one a
+// client, and what they decode shares DefaultDecodeMemory with publishes; search is bound by
+// database connections; publishes are authenticated and rare, so one waits for its turn for up
+// to 10 s rather be refused, and a publisher has half the slots at most, so that another's
+// publishes find one. Pages allow a person's browsing and a crawler's politeness, not a flood; a catalog page of a
+// large catalog is rendered from a cache, but its first rendering decodes the catalog, so pages
+// also take one of a bounded number of slots. Ten wrong tokens in a row are a mistake; more, at
+// a second each, are a guess.
 func DefaultLimits(cores int) Limits {
 	return Limits{
-		Validate:     httpx.Limit{Concurrent: max(1, cores/2), Rate: 5, Burst: 10, MaxWait: time.Second},
+		Validate:     httpx.Limit{Concurrent: max(2, cores/2), PerClient: 1, Rate: 5, Burst: 10, MaxWait: time.Second},
 		Search:       httpx.Limit{Concurrent: 32, Rate: 200, Burst: 400, MaxWait: 250 * time.Millisecond},
-		Publish:      httpx.Limit{Concurrent: 8, Rate: 2, Burst: 20, MaxWait: 10 * time.Second},
+		Publish:      httpx.Limit{Concurrent: 8, PerClient: 4, Rate: 2, Burst: 20, MaxWait: 10 * time.Second},
 		Pages:        httpx.Limit{Concurrent: max(2, 2*cores), Rate: 20, Burst: 60, MaxWait: time.Second},
 		AuthFailures: httpx.Limit{Rate: 1, Burst: 10},
+		DecodeMemory: DefaultDecodeMemory,
+		// 8 MiB a second, 64 MiB at once: a client copying every catalog of a large service,
+		// not eight copying one a hundred times a second
+		Downloads: httpx.Limit{Rate: 32, Burst: 256, MaxWait: 2 * time.Second},
 	}
 }
 
 // Limiters are the limiters of Limits' classes. The server and the website share one set.
 type Limiters struct {
-	Validate, Search, Publish, Pages, AuthFailures *httpx.Limiter
+	Validate, Search, Publish, Pages, AuthFailures, Downloads *httpx.Limiter
+	// Decode is the budget of DecodeMemory, which validations and publishes share.
+	Decode *httpx.Budget
 }
 
 // NewLimiters builds the limiters of l.
@@ -64,6 +87,8 @@ func NewLimiters(l Limits) *Limiters {
 		Publish:      httpx.NewLimiter("publish", l.Publish),
 		Pages:        httpx.NewLimiter("page", l.Pages),
 		AuthFailures: httpx.NewLimiter("failed authentications", l.AuthFailures),
+		Downloads:    httpx.NewLimiter("large downloads", l.Downloads),
+		Decode:       httpx.NewBudget("decoding documents", l.DecodeMemory),
 	}
 }
 
@@ -86,6 +111,11 @@ func (s *Server) limited(w http.ResponseWriter, r *http.Request, l *httpx.Limite
 	if err := l.Pace(r.Context(), client); err != nil {
 		return err
 	}
+	done, err := l.Hold(r.Context(), client)
+	if err != nil {
+		return err
+	}
+	defer done()
 	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
 		body, err := s.readBody(w, r)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 type ProposalStore interface {
 	CreateProposal(ctx context.Context, p store.CreateProposalParams) (store.Proposal, bool, error)
 	ListProposals(ctx context.Context, catalogName string) ([]store.Proposal, error)
+	ProposalsDigest(ctx context.Context, catalogName string) (string, error)
 	GetProposal(ctx context.Context, catalogName string, id int64) (store.Proposal, error)
 	RejectProposal(ctx context.Context, catalogName string, id int64, publisher, reason string) (store.Proposal, error)
 }
@@ -41,10 +42,11 @@ func (s *Server) createProposal(w http.ResponseWriter, r *http.Request) error {
 	if len(body) > store.MaxProposalBytes {
 		return &http.MaxBytesError{Limit: store.MaxProposalBytes}
 	}
-	doc, _, err := s.decodeOne("definition.yaml", body, catalog.KindDefinition)
+	doc, _, release, err := s.decodeOne(r.Context(), "definition.yaml", body, catalog.KindDefinition)
 	if err != nil {
 		return err
 	}
+	defer release()
 	def, err := catalog.DecodeDefinition(doc)
 	if err != nil {
 		return err
@@ -64,14 +66,6 @@ func (s *Server) createProposal(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, status, p)
 	return nil
-}
-
-func (s *Server) listProposals(w http.ResponseWriter, r *http.Request) error {
-	ps, err := s.store.ListProposals(r.Context(), chi.URLParam(r, "name"))
-	if err != nil {
-		return err
-	}
-	return serveJSON(w, map[string]any{"proposals": ps})
 }
 
 func proposalID(r *http.Request) (int64, error) {
@@ -127,10 +121,11 @@ func (s *Server) approveProposal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	doc, cat, warnings, err := s.decodeCatalog(name, body)
+	doc, cat, warnings, release, err := s.decodeCatalog(ctx, name, body)
 	if err != nil {
 		return err
 	}
+	defer release()
 	cv, created, err := s.store.PublishCatalog(ctx, store.PublishCatalogParams{
 		Name: name, Version: version, Publisher: publisher, Content: body, Document: doc, Catalog: cat,
 		Push: s.pushCatalog(name, version, body), Proposal: id,

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/docbudget"
 	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/store"
 )
@@ -37,6 +38,8 @@ type Store interface {
 	ListCatalogVersions(ctx context.Context, name string) ([]store.CatalogVersion, error)
 	CatalogContent(ctx context.Context, name, version string) (store.Content, error)
 	DefinitionContent(ctx context.Context, group, kind string) (store.Content, error)
+	DefinitionDigest(ctx context.Context, group, kind string) (digest string, derived bool, err error)
+	FunctionDigest(ctx context.Context, group, kind string) (string, error)
 	SearchFunctions(ctx context.Context, q store.SearchQuery) (store.SearchResult, error)
 	GetFunction(ctx context.Context, group, kind string) (store.FunctionDetail, error)
 	GetFunctionVersion(ctx context.Context, group, kind, version string) ([]store.FunctionVersion, error)
@@ -100,6 +103,11 @@ type Server struct {
 	deadlines Deadlines
 	limits    *Limiters
 	failures  *coalescer
+	// reads holds functions (GET /api/v1/functions/GROUP/KIND) and lists of proposals by their
+	// digest
+	reads *readCache
+	// docLimits bound what reading a posted document may cost: those of a body of maxBody
+	docLimits docbudget.Limits
 
 	draining atomic.Bool // Drain was called: readiness answers 503, everything else as before
 }
@@ -121,7 +129,9 @@ func New(cfg Config) (*Server, error) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	s.docLimits = docbudget.ForBytes(s.maxBody)
 	s.failures = newCoalescer(s.logger, 10*time.Second)
+	s.reads = newReadCache(readCacheBytes)
 	s.limits = cfg.Limiters
 	if s.limits == nil {
 		s.limits = NewLimiters(DefaultLimits(runtime.GOMAXPROCS(0)))
@@ -168,7 +178,7 @@ func New(cfg Config) (*Server, error) {
 		r.Get("/catalogs/{name}/versions", s.handle(s.listCatalogVersions))
 		// proposals share the publish budget: each writes the database and the audit log
 		r.With(s.authenticate).Post("/catalogs/{name}/proposals", s.handle(s.limitPublisher(s.limits.Publish, s.createProposal)))
-		r.Get("/catalogs/{name}/proposals", s.handle(s.listProposals))
+		r.Get("/catalogs/{name}/proposals", s.handle(s.limit(s.limits.Search, s.listProposals)))
 		r.Get("/catalogs/{name}/proposals/{id}", s.handle(s.getProposal))
 		r.With(s.authenticate).Post("/catalogs/{name}/proposals/{id}/approve", s.handle(s.limitPublisher(s.limits.Publish, s.approveProposal)))
 		r.With(s.authenticate).Post("/catalogs/{name}/proposals/{id}/reject", s.handle(s.limitPublisher(s.limits.Publish, s.rejectProposal)))

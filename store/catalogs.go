@@ -113,9 +113,10 @@ var errRehearsed = errors.New("publish rehearsed")
 // the transaction runs again and commits the version with where it was pushed. Nothing is visible
 // before that commit, and a failed push publishes nothing.
 func (s *Store) PublishCatalog(ctx context.Context, p PublishCatalogParams) (CatalogVersion, bool, error) {
+	sizes := derivedSizes(p.Document, p.Catalog.Functions)
 	var pushed *pushResult
 	if p.Push != nil {
-		out, created, err := s.publishCatalog(ctx, p, nil)
+		out, created, err := s.publishCatalog(ctx, p, nil, sizes)
 		if !errors.Is(err, errRehearsed) {
 			return out, created, err // a no-op republish, or a publish that would fail
 		}
@@ -125,7 +126,7 @@ func (s *Store) PublishCatalog(ctx context.Context, p PublishCatalogParams) (Cat
 		}
 		pushed = &pushResult{reference: ref, digest: dgst}
 	}
-	return s.publishCatalog(ctx, p, pushed)
+	return s.publishCatalog(ctx, p, pushed, sizes)
 }
 
 // pushResult is where a catalog version was pushed.
@@ -133,7 +134,7 @@ type pushResult struct{ reference, digest string }
 
 // publishCatalog is PublishCatalog's transaction. With p.Push set and pushed nil, it stops with
 // errRehearsed where the push result is needed.
-func (s *Store) publishCatalog(ctx context.Context, p PublishCatalogParams, pushed *pushResult) (CatalogVersion, bool, error) {
+func (s *Store) publishCatalog(ctx context.Context, p PublishCatalogParams, pushed *pushResult, sizes [][]int) (CatalogVersion, bool, error) {
 	digest := Digest(p.Content)
 	out := CatalogVersion{Catalog: p.Name, Version: p.Version, Digest: digest, Publisher: p.Publisher, Size: len(p.Content), Functions: len(p.Catalog.Functions)}
 	created := false
@@ -186,7 +187,7 @@ func (s *Store) publishCatalog(ctx context.Context, p PublishCatalogParams, push
 		if err := tx.QueryRow(ctx, sqlInsertCatalogVer, catalogID, p.Version, p.Content, digest, pubID).Scan(&versionID, &out.PublishedAt); err != nil {
 			return err
 		}
-		if err := insertFunctionVersions(ctx, tx, entries.ids, p.Document, p.Catalog.Functions, source{catalogVersionID: versionID, curated: entries.curated}); err != nil {
+		if err := insertFunctionVersions(ctx, tx, entries.ids, p.Document, p.Catalog.Functions, source{catalogVersionID: versionID, curated: entries.curated}, sizes); err != nil {
 			return err
 		}
 		if p.Proposal != 0 {

@@ -76,16 +76,27 @@ func authorizeEntries(ctx context.Context, tx pgx.Tx, pubID int64, publisher str
 	return out, nil
 }
 
-// sqlPublishedRuntimes are the version objects a function's publisher published for one version:
-// those its current catalogs and definition list (not a curator's copies), and those of the
-// proposals of it approved for the catalog, with the proposal being approved.
+// sqlPublishedRuntimes are the version objects a function's publisher publishes now for one
+// version: those its current catalogs and definition list (not a curator's copies); where they
+// list none, those of its latest proposal of the function approved for the catalog, its word for
+// that catalog until it says otherwise; and those of the proposal being approved. A runtime its
+// publisher replaced, in its own sources or by a later proposal, is no longer one of them.
 const sqlPublishedRuntimes = `
-SELECT fv.spec->'version' FROM function_versions fv
-WHERE fv.function_id = $1 AND fv.version = $2 AND fv.current AND fv.curated_from IS NULL
+WITH own AS (
+    SELECT fv.spec->'version' AS v FROM function_versions fv
+    WHERE fv.function_id = $1 AND fv.version = $2 AND fv.current AND fv.curated_from IS NULL),
+approved AS (
+    SELECT cp.spec FROM catalog_proposals cp
+    WHERE cp.catalog_id = $3 AND cp.proposer_id = $4 AND cp.fn_group = $5 AND cp.kind = $6 AND cp.status = 'approved'
+    ORDER BY cp.id DESC LIMIT 1)
+SELECT v FROM own
+UNION ALL
+SELECT v FROM approved, jsonb_array_elements(approved.spec->'versions') AS v
+WHERE v->>'name' = $2 AND NOT EXISTS (SELECT 1 FROM own)
 UNION ALL
 SELECT v FROM catalog_proposals cp, jsonb_array_elements(cp.spec->'versions') AS v
-WHERE cp.catalog_id = $3 AND cp.proposer_id = $4 AND cp.fn_group = $5 AND cp.kind = $6 AND v->>'name' = $2
-  AND (cp.status = 'approved' OR (cp.id = $7 AND cp.status = 'open'))`
+WHERE cp.id = $7 AND cp.status = 'open' AND cp.catalog_id = $3 AND cp.proposer_id = $4
+  AND cp.fn_group = $5 AND cp.kind = $6 AND v->>'name' = $2`
 
 // checkCurated checks one entry of another publisher's function: every version runs exactly what
 // that publisher published for it (catalog.SameRuntime). It returns why not, or "".

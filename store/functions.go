@@ -84,6 +84,27 @@ func (s *Store) functionVersions(ctx context.Context, group, kind, version strin
 	})
 }
 
+const sqlFunctionDigest = `
+SELECT f.updated_at::text || ' ' || coalesce(string_agg(fv.id::text, ',' ORDER BY fv.id), '')
+FROM functions f LEFT JOIN function_versions fv ON fv.function_id = f.id AND fv.current
+WHERE f.fn_group = $1 AND f.kind = $2 AND cardinality(f.versions) > 0
+GROUP BY f.id`
+
+// FunctionDigest says which function GetFunction would return, without reading its entries: a
+// digest of the function's row and of its current entries, which changes when either does. A
+// cache keyed by it needs no other invalidation.
+func (s *Store) FunctionDigest(ctx context.Context, group, kind string) (string, error) {
+	var state string
+	err := s.pool.QueryRow(ctx, sqlFunctionDigest, group, kind).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", Errorf(ErrNotFound, "no function %s/%s", group, kind)
+	}
+	if err != nil {
+		return "", fmt.Errorf("get function %s/%s: %w", group, kind, err)
+	}
+	return Digest([]byte(group + "/" + kind + " " + state)), nil
+}
+
 const sqlFunction = `
 SELECT fn_group, kind, publisher, description, tags, runtimes, versions, catalogs
 FROM functions WHERE fn_group = $1 AND kind = $2 AND cardinality(versions) > 0`

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/dustin/go-humanize"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
@@ -121,6 +123,31 @@ func functionOwners(ctx context.Context, tx pgx.Tx, groups, kinds []string) (map
 	return out, nil
 }
 
+// derivedSizes measures what each version of fns adds to its function's generated definition, by
+// function and version: below exactAbove its bound (derivedItemBound), stored negated; above, its
+// size (derivedItemSize; past the limit, the limit and one, which the publish's refresh refuses).
+// It runs before the publish's transaction, which no measuring should keep open.
+func derivedSizes(doc *catalog.Document, fns []catalog.Function) [][]int {
+	out := make([][]int, len(fns))
+	for i, f := range fns {
+		out[i] = make([]int, len(f.Versions))
+		for j := range f.Versions {
+			raw, _ := schemas.Lookup(doc.Value, fmt.Sprintf("%s/versions/%d", f.Pointer, j)).(map[string]any)
+			if b := derivedItemBound(raw); b < exactAbove {
+				out[i][j] = -b
+			} else {
+				out[i][j], _ = derivedItemSize(raw, MaxDerivedBytes)
+			}
+		}
+	}
+	return out
+}
+
+// exactAbove is the bound of a version's part of its generated definition above which it is
+// measured exactly: below, the bound costs a walk of the values, and a function of versions
+// that small needs hundreds before their bounds reach MaxDerivedBytes.
+const exactAbove = 64 << 10
+
 // versionSpec is what the index keeps of one function version: the function's metadata and the
 // version object exactly as the document wrote it.
 type versionSpec struct {
@@ -139,7 +166,7 @@ type functionMeta struct {
 // insertFunctionVersions indexes every version of every function, in document order, with COPY.
 // Rows of a definition revision start current; those of a catalog version become current when it is
 // the catalog's latest.
-func insertFunctionVersions(ctx context.Context, tx pgx.Tx, ids map[functionKey]int64, doc *catalog.Document, fns []catalog.Function, src source) error {
+func insertFunctionVersions(ctx context.Context, tx pgx.Tx, ids map[functionKey]int64, doc *catalog.Document, fns []catalog.Function, src source, sizes [][]int) error {
 	var rows [][]any
 	for pos, f := range fns {
 		meta := functionMeta{Description: f.Description, Publisher: f.Publisher, Home: f.Home, Maintainers: f.Maintainers, Tags: f.Tags}
@@ -166,14 +193,21 @@ func insertFunctionVersions(ctx context.Context, tx pgx.Tx, ids map[functionKey]
 			if owner, ok := src.curated[functionKey{f.Group, f.Kind}]; ok {
 				curatedFrom = &owner
 			}
+			// what the version adds to the function's generated definition (derivedSizes), none
+			// for a definition's, which is served as published
+			var derived *int32
+			if sizes != nil {
+				n := int32(sizes[pos][j])
+				derived = &n
+			}
 			rows = append(rows, []any{
 				ids[functionKey{f.Group, f.Kind}], v.Name, catalogVersion, definitionRevision, pos,
-				v.Runtime.Kinds(), image, imageDigest, versionSpec{Meta: meta, Version: raw}, src.definitionRevisionID != 0, curatedFrom,
+				v.Runtime.Kinds(), image, imageDigest, versionSpec{Meta: meta, Version: raw}, src.definitionRevisionID != 0, curatedFrom, derived,
 			})
 		}
 	}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"function_versions"},
-		[]string{"function_id", "version", "catalog_version_id", "definition_revision_id", "position", "runtimes", "image", "image_digest", "spec", "current", "curated_from"},
+		[]string{"function_id", "version", "catalog_version_id", "definition_revision_id", "position", "runtimes", "image", "image_digest", "spec", "current", "curated_from", "derived_size"},
 		pgx.CopyFromRows(rows))
 	if err != nil {
 		return fmt.Errorf("index function versions: %w", err)
@@ -182,8 +216,11 @@ func insertFunctionVersions(ctx context.Context, tx pgx.Tx, ids map[functionKey]
 }
 
 const (
+	// the version object is read only where its size in the generated definition was not
+	// measured when it was indexed (migrations/0013)
 	sqlCurrentOfFunctions = `
-SELECT fv.function_id, fv.version, fv.runtimes, fv.spec, c.name
+SELECT fv.function_id, fv.id, fv.version, fv.runtimes, fv.spec->'meta', c.name, fv.definition_revision_id IS NOT NULL,
+       fv.derived_size, CASE WHEN fv.derived_size IS NULL AND fv.definition_revision_id IS NULL THEN fv.spec->'version' END
 FROM function_versions fv
 LEFT JOIN catalog_versions cv ON cv.id = fv.catalog_version_id
 LEFT JOIN catalogs c ON c.id = cv.catalog_id
@@ -269,25 +306,47 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 	for _, id := range ids {
 		views[id] = &functionView{}
 	}
+	// each source's part of the function's generated definition, measured as it is read: the
+	// decoded specs are not held
+	sources := make(map[int64][]derivedSource, len(ids))
+	defined := map[int64]bool{} // functions with a published definition, whose definition.yaml is not generated
 	rows, err := tx.Query(ctx, sqlCurrentOfFunctions, ids)
 	if err != nil {
 		return fmt.Errorf("refresh functions: %w", err)
 	}
 	for rows.Next() {
 		var (
-			id       int64
-			version  string
-			runtimes []string
-			spec     versionSpec
-			catName  *string
+			id, fvID   int64
+			version    string
+			runtimes   []string
+			meta       functionMeta
+			catName    *string
+			definition bool
+			derived    *int32
+			raw        map[string]any
 		)
-		if err := rows.Scan(&id, &version, &runtimes, &spec, &catName); err != nil {
+		if err := rows.Scan(&id, &fvID, &version, &runtimes, &meta, &catName, &definition, &derived, &raw); err != nil {
 			rows.Close()
 			return fmt.Errorf("refresh functions: %w", err)
 		}
+		if definition {
+			defined[id] = true
+		}
+		if !definition && !defined[id] {
+			src := derivedSource{catalog: catName, id: fvID, version: version, meta: meta}
+			switch {
+			case derived == nil: // indexed before its size was measured
+				src.size, _ = derivedItemSize(raw, MaxDerivedBytes)
+			case *derived < 0:
+				src.size, src.bound = int(-*derived), true
+			default:
+				src.size = int(*derived)
+			}
+			sources[id] = append(sources[id], src)
+		}
 		v := views[id]
-		v.description = spec.Meta.Description // the newest source wins, a curator's never over the publisher's
-		v.tags = append(v.tags, spec.Meta.Tags...)
+		v.description = meta.Description // the newest source wins, a curator's never over the publisher's
+		v.tags = append(v.tags, meta.Tags...)
 		v.runtimes = append(v.runtimes, runtimes...)
 		v.versions = append(v.versions, version)
 		if catName != nil {
@@ -297,6 +356,24 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("refresh functions: %w", err)
+	}
+	for _, id := range ids {
+		if defined[id] || len(sources[id]) == 0 {
+			continue
+		}
+		f := before[id]
+		within := derivedWithinBound(f.group, f.kind, sources[id])
+		if !within && slices.ContainsFunc(sources[id], func(s derivedSource) bool { return s.bound }) {
+			// bounds took it past the limit: measure those versions exactly
+			if err := measureExactly(ctx, tx, sources[id]); err != nil {
+				return fmt.Errorf("refresh functions: %w", err)
+			}
+			within = derivedWithinBound(f.group, f.kind, sources[id])
+		}
+		if !within {
+			return Errorf(ErrTooLarge, "the definition.yaml generated for function %s/%s from the catalogs that list it would be larger than %s, the limit: give its schemas smaller defaults and examples, or list fewer versions",
+				f.group, f.kind, humanize.IBytes(MaxDerivedBytes))
+		}
 	}
 
 	batch := &pgx.Batch{}
@@ -323,6 +400,88 @@ func refreshFunctions(ctx context.Context, tx pgx.Tx, ids []int64) error {
 		return fmt.Errorf("refresh functions: %w", err)
 	}
 	return nil
+}
+
+// derivedSource is one current entry of a function, a source of its generated definition, and
+// the size of its version there (or, when bound is set, more than its size).
+type derivedSource struct {
+	catalog *string // nil: a published definition
+	id      int64
+	version string
+	meta    functionMeta
+	size    int
+	bound   bool
+}
+
+const sqlVersionObjects = `SELECT id, spec->'version' FROM function_versions WHERE id = ANY($1)`
+
+// measureExactly replaces the bounds among a function's sources by their sizes.
+func measureExactly(ctx context.Context, tx pgx.Tx, src []derivedSource) error {
+	var ids []int64
+	at := map[int64]int{}
+	for i, s := range src {
+		if s.bound {
+			ids = append(ids, s.id)
+			at[s.id] = i
+		}
+	}
+	rows, err := tx.Query(ctx, sqlVersionObjects, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id  int64
+			raw map[string]any
+		)
+		if err := rows.Scan(&id, &raw); err != nil {
+			return err
+		}
+		s := &src[at[id]]
+		s.size, _ = derivedItemSize(raw, MaxDerivedBytes)
+		s.bound = false
+	}
+	return rows.Err()
+}
+
+// derivedWithinBound reports whether the definition generated from a function's sources (its
+// header, from the first source's metadata, and the first source of each version, in the order
+// the generation takes them: DefinitionContent's, by catalog, the definition first, then as
+// indexed) is within MaxDerivedBytes, writing its header only when the header's bound does not
+// settle it: a function's header is small, and a publish refreshes thousands of functions.
+func derivedWithinBound(group, kind string, src []derivedSource) bool {
+	versions := derivedVersionsSize(src)
+	if versions+derivedHeaderBound(group, kind, src[0].meta) <= MaxDerivedBytes {
+		return true
+	}
+	return versions+derivedHeaderSize(group, kind, src[0].meta)-emptyList <= MaxDerivedBytes
+}
+
+// derivedVersionsSize is what the versions of a function's sources add, the first source of each
+// version in the order the generation takes them.
+func derivedVersionsSize(src []derivedSource) int {
+	slices.SortStableFunc(src, func(a, b derivedSource) int {
+		switch {
+		case (a.catalog == nil) != (b.catalog == nil):
+			if a.catalog == nil {
+				return -1
+			}
+			return 1
+		case a.catalog != nil && *a.catalog != *b.catalog:
+			return strings.Compare(*a.catalog, *b.catalog)
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	size := 0
+	seen := map[string]bool{}
+	for _, s := range src {
+		if !seen[s.version] {
+			seen[s.version] = true
+			size += s.size
+		}
+	}
+	return size
 }
 
 // facetDeltas accumulates the changes a refresh makes to facet_totals.

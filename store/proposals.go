@@ -49,8 +49,8 @@ type Proposal struct {
 	ClosedBy       string     `json:"closedBy,omitempty"`
 	ClosedAt       *time.Time `json:"closedAt,omitempty"`
 	CatalogVersion string     `json:"catalogVersion,omitempty"`
-	// Definition is the KRMFunctionDefinition as posted.
-	Definition string `json:"definition"`
+	// Definition is the KRMFunctionDefinition as posted; a list leaves it out.
+	Definition string `json:"definition,omitempty"`
 }
 
 // CreateProposalParams is a proposal to store.
@@ -72,11 +72,12 @@ FROM catalog_proposals WHERE catalog_id = $1 AND status = 'open'`
 	sqlInsertProposal = `
 INSERT INTO catalog_proposals (catalog_id, proposer_id, fn_group, kind, content, digest, spec)
 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`
+	// $4: whether to read the definitions, which a list leaves out
 	sqlProposals = `
 SELECT cp.id, c.name, pp.name, cp.fn_group, cp.kind,
        coalesce((SELECT array_agg(v->>'name') FROM jsonb_array_elements(cp.spec->'versions') AS v), '{}'),
        cp.digest, cp.status, cp.created_at, cp.reason, coalesce(cb.name, ''), cp.closed_at,
-       coalesce(cp.catalog_version, ''), convert_from(cp.content, 'UTF8')
+       coalesce(cp.catalog_version, ''), CASE WHEN $4 THEN convert_from(cp.content, 'UTF8') ELSE '' END
 FROM catalog_proposals cp
 JOIN catalogs c ON c.id = cp.catalog_id
 JOIN publishers pp ON pp.id = cp.proposer_id
@@ -167,13 +168,14 @@ func proposalSubject(catalogName string, id int64) string {
 	return catalogName + "#" + strconv.FormatInt(id, 10)
 }
 
-// ListProposals returns a catalog's open proposals, oldest first (at most MaxOpenProposals), or
+// ListProposals returns a catalog's open proposals, oldest first (at most MaxOpenProposals),
+// without their definitions (GetProposal has one: a list of a hundred would be 25 MiB), or
 // ErrNotFound for no such catalog.
 func (s *Store) ListProposals(ctx context.Context, catalogName string) ([]Proposal, error) {
 	if _, err := s.GetCatalog(ctx, catalogName); err != nil {
 		return nil, err
 	}
-	ps, err := s.proposals(ctx, catalogName, 0, ProposalOpen)
+	ps, err := s.proposals(ctx, catalogName, 0, ProposalOpen, false)
 	if err != nil {
 		return nil, fmt.Errorf("list proposals of catalog %q: %w", catalogName, err)
 	}
@@ -182,7 +184,7 @@ func (s *Store) ListProposals(ctx context.Context, catalogName string) ([]Propos
 
 // GetProposal returns one proposal of a catalog, whatever its state, or ErrNotFound.
 func (s *Store) GetProposal(ctx context.Context, catalogName string, id int64) (Proposal, error) {
-	ps, err := s.proposals(ctx, catalogName, id, "")
+	ps, err := s.proposals(ctx, catalogName, id, "", true)
 	if err != nil {
 		return Proposal{}, fmt.Errorf("get proposal %d of catalog %q: %w", id, catalogName, err)
 	}
@@ -192,8 +194,28 @@ func (s *Store) GetProposal(ctx context.Context, catalogName string, id int64) (
 	return ps[0], nil
 }
 
-func (s *Store) proposals(ctx context.Context, catalogName string, id int64, status string) ([]Proposal, error) {
-	rows, err := s.pool.Query(ctx, sqlProposals, catalogName, id, status)
+const sqlOpenProposalIDs = `
+SELECT c.id::text || ' ' || coalesce(string_agg(cp.id::text, ',' ORDER BY cp.id), '')
+FROM catalogs c LEFT JOIN catalog_proposals cp ON cp.catalog_id = c.id AND cp.status = 'open'
+WHERE c.name = $1 GROUP BY c.id`
+
+// ProposalsDigest says which list ListProposals would return, without reading it: a digest of the
+// catalog's open proposals, which changes when one is made or decided. A cache keyed by it needs
+// no other invalidation.
+func (s *Store) ProposalsDigest(ctx context.Context, catalogName string) (string, error) {
+	var state string
+	err := s.pool.QueryRow(ctx, sqlOpenProposalIDs, catalogName).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", Errorf(ErrNotFound, "no catalog %q", catalogName)
+	}
+	if err != nil {
+		return "", fmt.Errorf("list proposals of catalog %q: %w", catalogName, err)
+	}
+	return Digest([]byte("proposals " + catalogName + " " + state)), nil
+}
+
+func (s *Store) proposals(ctx context.Context, catalogName string, id int64, status string, definitions bool) ([]Proposal, error) {
+	rows, err := s.pool.Query(ctx, sqlProposals, catalogName, id, status, definitions)
 	if err != nil {
 		return nil, err
 	}

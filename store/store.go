@@ -24,6 +24,9 @@ var (
 	// ErrInvalid is a request whose input breaks a rule of the domain, such as a publisher name
 	// that is not a DNS name.
 	ErrInvalid = errors.New("invalid")
+	// ErrTooLarge is a publish of what the service would generate something too large from (a
+	// function's definition.yaml, MaxDerivedBytes).
+	ErrTooLarge = errors.New("too large")
 )
 
 // domainError is a domain error with its own message: errors.Is matches its kind, and the message

@@ -129,3 +129,35 @@ func writeFunction(b *strings.Builder, o Options, i int) {
 `, lower, lower, digest(kind+".star"))
 	}
 }
+
+// Dense returns a valid catalog of one function whose functionConfig schema's default is a list
+// of n lists of one 0: four bytes and two values an element, the shape that costs most to read
+// per byte. Its name is dense-functions, its publisher example.com.
+func Dense(n int) []byte {
+	var b strings.Builder
+	b.Grow(4*n + 1024)
+	b.WriteString(`apiVersion: config.kubernetes.io/v1alpha1
+kind: KRMFunctionCatalog
+metadata:
+  name: dense-functions
+spec:
+  krmFunctions:
+    - group: dense.example.com
+      names: {kind: Dense}
+      description: A function whose schema has a dense default.
+      publisher: example.com
+      versions:
+        - name: v1
+          schema:
+            openAPIV3Schema:
+              type: object
+              default: [`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("[0]")
+	}
+	fmt.Fprintf(&b, "]\n          runtime: {container: {image: \"registry.example.com/dense@sha256:%s\"}}\n", digest("dense"))
+	return []byte(b.String())
+}

@@ -15,6 +15,9 @@ import (
 type Limit struct {
 	// Concurrent requests of the class in flight on this replica; more get 429.
 	Concurrent int
+	// PerClient is how many of them one client may have in flight: the rest of the slots stay
+	// for other clients, whatever one sends at once.
+	PerClient int
 	// Rate is the requests per second one client may make, in bursts of Burst.
 	Rate  float64
 	Burst int
@@ -39,11 +42,19 @@ type Limiter struct {
 	slots   chan struct{} // nil: no concurrency bound
 	buckets *buckets      // nil: no rate bound
 	maxWait time.Duration
+
+	perClient int
+	mu        sync.Mutex
+	inFlight  map[string]int           // per client, when perClient > 0
+	freed     map[string]chan struct{} // closed when one of a client's requests ends
+	pending   map[string]int           // Take's work under way, per client
+	settled   map[string]chan struct{} // closed when some of a client's Take work ends
 }
 
 // NewLimiter returns the limiter of a class of work named class (the name appears in refusals).
 func NewLimiter(class string, l Limit) *Limiter {
-	lim := &Limiter{class: class, maxWait: l.MaxWait}
+	lim := &Limiter{class: class, maxWait: l.MaxWait, perClient: l.PerClient, inFlight: map[string]int{}, freed: map[string]chan struct{}{},
+		pending: map[string]int{}, settled: map[string]chan struct{}{}}
 	if l.Concurrent > 0 {
 		lim.slots = make(chan struct{}, l.Concurrent)
 	}
@@ -51,6 +62,14 @@ func NewLimiter(class string, l Limit) *Limiter {
 		lim.buckets = newBuckets(l.Rate, max(1, l.Burst))
 	}
 	return lim
+}
+
+// MaxWait is how long a request of the class waits for its turn before it is refused.
+func (l *Limiter) MaxWait() time.Duration {
+	if l == nil {
+		return 0
+	}
+	return l.maxWait
 }
 
 // Admit paces client's request and takes a slot for it (Pace, then Slot). The caller calls the
@@ -66,22 +85,94 @@ func (l *Limiter) Admit(ctx context.Context, client string) (release func(), err
 // its turn, or says when to come back. It holds nothing: a request may read its body between Pace
 // and Slot without keeping others from their slot.
 func (l *Limiter) Pace(ctx context.Context, client string) error {
-	if l == nil || l.buckets == nil {
+	if l == nil {
 		return nil
 	}
-	wait, ok := l.buckets.reserve(client, time.Now(), l.maxWait)
+	return l.pace(ctx, client, 1, l.class+" requests")
+}
+
+// PaceN is Pace of a request that costs n of client's requests (a download of n units). A cost
+// above the burst is the burst.
+func (l *Limiter) PaceN(ctx context.Context, client string, n int) error {
+	if l == nil {
+		return nil
+	}
+	return l.pace(ctx, client, n, l.class)
+}
+
+// pace spends n of client's requests, what naming them in a refusal.
+func (l *Limiter) pace(ctx context.Context, client string, n int, what string) error {
+	if l.buckets == nil || n <= 0 {
+		return nil
+	}
+	n = min(n, int(l.buckets.burst))
+	wait, ok := l.buckets.reserveN(client, time.Now(), l.maxWait, float64(n))
 	if !ok {
 		// refuse no faster than a waiting request would be served: a client that retries at
 		// once, with a large body, is held back here rather than spinning
 		if err := sleep(ctx, l.maxWait); err != nil {
 			return err
 		}
-		return &TooManyRequests{Message: fmt.Sprintf("too many %s requests from %s; slow down", l.class, client), RetryAfter: max(time.Second, wait-l.maxWait)}
+		return &TooManyRequests{Message: fmt.Sprintf("too many %s from %s; slow down", what, client), RetryAfter: max(time.Second, wait-l.maxWait)}
 	}
 	if wait > 0 {
 		return sleep(ctx, wait)
 	}
 	return nil
+}
+
+// Hold takes one of client's own slots (Limit.PerClient), waiting up to MaxWait for one of its
+// requests to end. The caller calls release when the work is done.
+func (l *Limiter) Hold(ctx context.Context, client string) (release func(), err error) {
+	if l == nil || l.perClient <= 0 {
+		return func() {}, nil
+	}
+	var timeout <-chan time.Time
+	for {
+		l.mu.Lock()
+		if l.inFlight[client] < l.perClient {
+			l.inFlight[client]++
+			l.mu.Unlock()
+			return func() { l.release(client) }, nil
+		}
+		freed, ok := l.freed[client]
+		if !ok {
+			freed = make(chan struct{})
+			l.freed[client] = freed
+		}
+		l.mu.Unlock()
+		if timeout == nil {
+			if l.maxWait <= 0 {
+				return nil, l.busyClient(client)
+			}
+			t := time.NewTimer(l.maxWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-freed:
+		case <-timeout:
+			return nil, l.busyClient(client)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (l *Limiter) release(client string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.inFlight[client]--; l.inFlight[client] <= 0 {
+		delete(l.inFlight, client)
+	}
+	if ch, ok := l.freed[client]; ok {
+		close(ch)
+		delete(l.freed, client)
+	}
+}
+
+func (l *Limiter) busyClient(client string) error {
+	return &TooManyRequests{Message: fmt.Sprintf("%s has %d %s requests in flight, the most one client may; wait for them", client, l.perClient, l.class), RetryAfter: time.Second}
 }
 
 // Slot takes one of the class's concurrent slots, waiting up to MaxWait for one to free.
@@ -127,6 +218,60 @@ func (l *Limiter) Charge(client string) {
 		return
 	}
 	l.buckets.reserve(client, time.Now(), time.Duration(math.MaxInt64))
+}
+
+// Take spends one of client's requests for work whose cost is known only once it is done (a
+// token looked up: a wrong one costs the budget, a right one does not), in one step: of requests
+// that arrive at once, no more than the budget's tokens go ahead. A request that finds none left
+// while others' work is under way waits for it (up to ctx) and tries again, so that work that turns
+// out free gives its token to the next; when none is under way the budget is spent, and ok is
+// false (retryAfter says when a token will be there). The caller calls done with whether the
+// work cost the budget: if not, the token is given back.
+func (l *Limiter) Take(ctx context.Context, client string) (done func(cost bool), retryAfter time.Duration, ok bool, err error) {
+	if l == nil || l.buckets == nil {
+		return func(bool) {}, 0, true, nil
+	}
+	for {
+		wait, ok := l.buckets.reserve(client, time.Now(), 0)
+		l.mu.Lock()
+		if ok {
+			l.pending[client]++
+			l.mu.Unlock()
+			return func(cost bool) { l.settle(client, cost) }, 0, true, nil
+		}
+		if l.pending[client] == 0 {
+			l.mu.Unlock()
+			return nil, wait, false, nil
+		}
+		settled, exists := l.settled[client]
+		if !exists {
+			settled = make(chan struct{})
+			l.settled[client] = settled
+		}
+		l.mu.Unlock()
+		select {
+		case <-settled:
+		case <-ctx.Done():
+			return nil, 0, false, ctx.Err()
+		}
+	}
+}
+
+// settle ends one of client's Take: the token is given back unless the work cost it, and the
+// requests waiting for it try again.
+func (l *Limiter) settle(client string, cost bool) {
+	if !cost {
+		l.buckets.refund(client)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending[client]--; l.pending[client] <= 0 {
+		delete(l.pending, client)
+	}
+	if ch, ok := l.settled[client]; ok {
+		close(ch)
+		delete(l.settled, client)
+	}
 }
 
 // Refusal is the error of a client whose budget Exhausted reports spent.
@@ -178,6 +323,11 @@ func newBuckets(rate float64, burst int) *buckets {
 // within maxWait, it is spent in advance (the bucket goes below zero) and reserve returns how long
 // to wait for it; otherwise ok is false and wait says how long until one is there.
 func (b *buckets) reserve(client string, now time.Time, maxWait time.Duration) (wait time.Duration, ok bool) {
+	return b.reserveN(client, now, maxWait, 1)
+}
+
+// reserveN is reserve of n tokens.
+func (b *buckets) reserveN(client string, now time.Time, maxWait time.Duration, n float64) (wait time.Duration, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if now.Sub(b.sweep) > time.Minute {
@@ -194,16 +344,25 @@ func (b *buckets) reserve(client string, now time.Time, maxWait time.Duration) (
 		b.m[client] = bk
 	}
 	bk.tokens, bk.at = bk.level(now, b.rate, b.burst), now
-	if bk.tokens >= 1 {
-		bk.tokens--
+	if bk.tokens >= n {
+		bk.tokens -= n
 		return 0, true
 	}
-	wait = b.until(bk.tokens)
+	wait = b.untilN(bk.tokens, n)
 	if wait <= maxWait {
-		bk.tokens--
+		bk.tokens -= n
 		return wait, true
 	}
 	return wait, false
+}
+
+// refund gives client's bucket back the token a request took.
+func (b *buckets) refund(client string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if bk, ok := b.m[client]; ok {
+		bk.tokens = min(b.burst, bk.tokens+1)
+	}
 }
 
 // peek reports whether client's bucket is empty at now, and how long until it holds a token.
@@ -221,8 +380,11 @@ func (b *buckets) peek(client string, now time.Time) (wait time.Duration, empty 
 }
 
 // until is how long a bucket at level takes to hold one token.
-func (b *buckets) until(level float64) time.Duration {
-	return time.Duration(math.Ceil((1 - level) / b.rate * float64(time.Second)))
+func (b *buckets) until(level float64) time.Duration { return b.untilN(level, 1) }
+
+// untilN is how long a bucket at level takes to hold n tokens.
+func (b *buckets) untilN(level, n float64) time.Duration {
+	return time.Duration(math.Ceil((n - level) / b.rate * float64(time.Second)))
 }
 
 func (bk *bucket) level(now time.Time, rate, burst float64) float64 {

@@ -45,18 +45,23 @@ cluster. FILE is written with mode 0600 and replaced only once the dump is whole
 
 func newRestoreCmd(streams IO) *cobra.Command {
 	var (
-		db    databaseFlags
-		clean bool
+		db      databaseFlags
+		clean   bool
+		foreign bool
 	)
 	cmd := &cobra.Command{
 		Use:   "restore FILE",
 		Short: "Restore the service's database from a backup",
 		Long: `Restore loads a backup made by "krm-catalog backup" (or pg_dump --format=custom)
-into the service's database with PostgreSQL's pg_restore, in one transaction, then
-applies the migrations a backup of an older release lacks. The database must hold no
-table (a new --data-dir, or a database just created) unless --clean is given. On the
-embedded default, stop serve first: restore refuses a data directory a serve runs on.
-Tokens, grants and keys come back as they were, so clients keep working.`,
+into the service's database, in one transaction, then applies the migrations a backup
+of an older release lacks. Nothing of the backup's SQL runs: the schema comes from this
+release's migrations, at the version the backup records, and the backup gives the rows,
+which pg_restore reads out and restore loads into those tables. A backup that holds
+anything else (a function, a trigger, a view: what krm-catalog never makes) is refused
+unless --ignore-foreign-objects, which leaves it out. The database must hold no table
+(a new --data-dir, or a database just created) unless --clean is given. On the embedded
+default, stop serve first: restore refuses a data directory a serve runs on. Tokens,
+grants and keys come back as they were, so clients keep working.`,
 		Example: `  krm-catalog restore --data-dir /var/lib/krm-catalog-new krm-catalog.dump
   krm-catalog restore --database-url "$DATABASE_URL" krm-catalog.dump`,
 		Args: cobra.ExactArgs(1),
@@ -71,8 +76,8 @@ Tokens, grants and keys come back as they were, so clients keep working.`,
 				// its caches would keep serving what the restore replaced
 				return usageErr(errors.New("restore: a serve runs on this data directory; stop it first"))
 			}
-			if err := backup.Restore(ctx, database.URL, args[0], backup.RestoreOptions{Clean: clean}); err != nil {
-				if errors.Is(err, backup.ErrNotEmpty) {
+			if err := backup.Restore(ctx, database.URL, args[0], backup.RestoreOptions{Clean: clean, IgnoreForeign: foreign}); err != nil {
+				if errors.Is(err, backup.ErrNotEmpty) || errors.Is(err, backup.ErrForeignObjects) {
 					return usageErr(err)
 				}
 				return failure(err)
@@ -85,7 +90,8 @@ Tokens, grants and keys come back as they were, so clients keep working.`,
 		},
 	}
 	db.register(cmd)
-	cmd.Flags().BoolVar(&clean, "clean", false, "drop what the backup holds before restoring it, for restoring over a database of the same schema")
+	cmd.Flags().BoolVar(&clean, "clean", false, "drop the tables the backup holds before restoring it, for restoring over a database of the same schema")
+	cmd.Flags().BoolVar(&foreign, "ignore-foreign-objects", false, "restore a backup that holds objects krm-catalog does not make (functions, triggers, views...) by leaving them out, instead of refusing it")
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -155,7 +156,7 @@ func readKptMetadata(dir string, hidden bool) ([]catalog.KptMetadata, error) {
 			return fmt.Errorf("two functions named %s: %s and %s", fn, other, path)
 		}
 		seen[fn] = path
-		data, err := os.ReadFile(path)
+		data, err := readRegularFile(path, catalog.MaxKptMetadataBytes)
 		if err != nil {
 			return err
 		}
@@ -176,6 +177,39 @@ func readKptMetadata(dir string, hidden bool) ([]catalog.KptMetadata, error) {
 	}
 	sort.Slice(metas, func(i, j int) bool { return metas[i].Name < metas[j].Name })
 	return metas, nil
+}
+
+// readRegularFile reads the regular file at path, of at most limit bytes, reading no more than
+// that: a link, a device or a FIFO is refused before it is read (a metadata.yaml linked to
+// /dev/zero would read until memory ran out, a FIFO would wait for ever), and the file opened is
+// checked to be the one looked at.
+func readRegularFile(path string, limit int64) ([]byte, error) {
+	before, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !before.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s); links and special files are not read", path, before.Mode().Type())
+	}
+	if before.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes, above the limit of %d", path, before.Size(), limit)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if opened, err := f.Stat(); err != nil || !os.SameFile(before, opened) {
+		return nil, fmt.Errorf("%s changed while it was opened", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than the limit of %d bytes", path, limit)
+	}
+	return data, nil
 }
 
 // importPush is where an imported catalog goes: the reference to push it to ("" for none) and

@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -157,5 +159,50 @@ func TestCatalogImportPushAndSign(t *testing.T) {
 		if code, _, stderr := run(t, "", append(importArgs, tc.args...)...); code != ExitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", tc.args, code, stderr, ExitUsage, tc.want)
 		}
+	}
+}
+
+// TestCatalogImportReadsRegularFilesOnly: a metadata.yaml that is a link, a FIFO or too large is
+// refused before it is read whole, naming it. Before, a link to /dev/zero read until memory ran
+// out, a FIFO waited past SIGTERM, and a 300 MB file was read whole before its size was checked.
+func TestCatalogImportReadsRegularFilesOnly(t *testing.T) {
+	t.Parallel()
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(big, []byte("image: x\n#"+strings.Repeat("x", 1<<20)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, want string
+		make       func(path string) error
+	}{
+		{"a link", "not a regular file", func(path string) error { return os.Symlink(big, path) }},
+		{"a link to a device", "not a regular file", func(path string) error { return os.Symlink("/dev/zero", path) }},
+		{"a FIFO", "not a regular file", func(path string) error { return syscall.Mkfifo(path, 0o644) }},
+		{"too large", "above the limit of 65536", func(path string) error { return os.WriteFile(path, []byte(strings.Repeat("#\n", 40_000)), 0o644) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, "set-namespace"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.make(filepath.Join(dir, "set-namespace", "metadata.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := readKptMetadata(dir, false)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "set-namespace/metadata.yaml") {
+					t.Errorf("error %v; want %q naming the file", err, tt.want)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the import did not return: it is reading what it should have refused")
+			}
+		})
 	}
 }

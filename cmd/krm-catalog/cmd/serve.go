@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ func newServeCmd(streams IO) *cobra.Command {
 		db        databaseFlags
 		addr      string
 		maxBody   int64
+		decodeMem int64
 		cacheSize int64
 		logFormat string
 		logLevel  string
@@ -67,7 +69,15 @@ website's snippets name the https:// address.`,
 				return usageErr(errors.New("--tls-cert and --tls-key go together"))
 			}
 			drain = shutdownDelay(db.url, cmd.Flags().Changed("shutdown-delay"), drain)
-			return serve(cmd.Context(), logger, db, addr, tlsFiles, maxBody, cacheSize, reg, registry, deadlines, drain)
+			limits := server.DefaultLimits(runtime.GOMAXPROCS(0))
+			limits.DecodeMemory = decodeMem
+			if os.Getenv("GOMEMLIMIT") == "" {
+				// the collector works harder as the heap nears what the service's bounded
+				// consumers take (the documents being decoded and the response cache), instead of
+				// letting garbage double it
+				debug.SetMemoryLimit(decodeMem + cacheSize)
+			}
+			return serve(cmd.Context(), logger, db, addr, tlsFiles, maxBody, cacheSize, reg, registry, deadlines, drain, limits)
 		},
 	}
 	db.register(cmd)
@@ -77,6 +87,7 @@ website's snippets name the https:// address.`,
 	cmd.Flags().DurationVar(&drain, "shutdown-delay", defaultShutdownDelay, "after SIGTERM, how long /readyz answers 503 while requests are still served, before the listener closes (0: at once; on the embedded database 0 unless set)")
 	cmd.Flags().Int64Var(&maxBody, "max-body", server.DefaultMaxBodyBytes, "largest request body accepted, in bytes")
 	cmd.Flags().Int64Var(&cacheSize, "cache-size", 64<<20, "bytes of catalog.yaml and definition.yaml responses kept in memory")
+	addSizeFlag(cmd.Flags(), &decodeMem, "decode-memory", server.DefaultDecodeMemory, "memory the documents being validated and published may take at once, estimated from what each is before it is read; past it a request waits, then gets 429")
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	cmd.Flags().StringVar(&logLevel, "log-level", envOr("KRM_CATALOG_LOG_LEVEL", "info"), "log level: debug (a line per request), info, warn or error; KRM_CATALOG_LOG_LEVEL sets the default")
 	cmd.Flags().StringVar(&registry, "registry", "", "push every published catalog version to PREFIX/catalogs/NAME:VERSION and report signatures (e.g. registry.example.com/krm)")
@@ -174,7 +185,7 @@ func (t serveTLS) listen(addr string) (net.Listener, string, error) {
 	return tls.NewListener(ln, cfg), "https://" + ln.Addr().String(), nil
 }
 
-func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, tlsFiles serveTLS, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, deadlines server.Deadlines, drain time.Duration) error {
+func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, tlsFiles serveTLS, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, deadlines server.Deadlines, drain time.Duration, limits server.Limits) error {
 	// Listen first: a taken port should fail before a database is started for nothing.
 	ln, url, err := tlsFiles.listen(addr)
 	if err != nil {
@@ -211,7 +222,7 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 		signatures = server.NewSignatures(registry, st, logger)
 	}
 	// one set of limiters for the API and the website: a client has one budget either way
-	limiters := server.NewLimiters(server.DefaultLimits(runtime.GOMAXPROCS(0)))
+	limiters := server.NewLimiters(limits)
 	site, err := web.New(web.Config{Store: st, Logger: logger, Signatures: signatures, Search: limiters.Search, Pages: limiters.Pages})
 	if err != nil {
 		return err

@@ -101,7 +101,9 @@ func (s *Sandbox) run(ctx context.Context, f *Function, in *fn.ResourceList) (*f
 	cmd.Env = []string{"GOTRACEBACK=none", "GOMAXPROCS=1", envSandbox + "=1"}
 	cmd.Stdin = io.MultiReader(bytes.NewReader(req), strings.NewReader("\n"), bytes.NewReader(list))
 	var stdout bytes.Buffer
-	cmd.Stdout = &limitedBuffer{buf: &stdout, left: fn.MaxResourceListBytes + maxPrinted + 1<<20}
+	bound := outputBoundOf(list)
+	answer := &limitedBuffer{buf: &stdout, left: bound.bytes + maxPrinted + 1<<20}
+	cmd.Stdout = answer
 	// the child's standard error is the runtime's, kept for a failure; prints come on a pipe of their
 	// own, passed through as they are written
 	tail := &proc.Tail{Max: proc.StderrTail}
@@ -128,9 +130,13 @@ func (s *Sandbox) run(ctx context.Context, f *Function, in *fn.ResourceList) (*f
 	<-copied
 	prints.Close()
 
-	o, decodeErr := decodeOutcome(stdout.Bytes())
+	o, decodeErr := decodeOutcome(stdout.Bytes(), bound.limits)
 	if decodeErr == nil {
 		return o.result(in)
+	}
+	if answer.over || errors.Is(decodeErr, fn.ErrReadLimit) {
+		return nil, &fn.FunctionError{Err: fmt.Errorf("%w: the script's output is past what its input lets it write (%s, %d values): %v",
+			ErrLimit, humanize.IBytes(uint64(bound.bytes)), bound.limits.Nodes, decodeErr)}
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, &fn.FunctionError{ExitCode: -1, Err: fmt.Errorf("starlark sandbox: %w", ctxErr)}
@@ -149,8 +155,28 @@ func (s *Sandbox) run(ctx context.Context, f *Function, in *fn.ResourceList) (*f
 	return nil, &fn.FunctionError{Stderr: tail.String(), Err: fmt.Errorf("starlark sandbox: %w; stderr: %s", runErr, firstLine(head.String()))}
 }
 
-// decodeOutcome reads a sandbox process's answer: the outcome as one JSON line, then the list.
-func decodeOutcome(b []byte) (outcome, error) {
+// outputBound is what the parent reads of a script's output: the bytes it keeps and the limits it
+// decodes them within. A script writes what its input and its work make, and the parent reads it
+// into nodes that cost tens of times their bytes, so the bound follows the input (four times its
+// bytes and twice its nodes) above a floor that any script's own output fits (16 MiB, a million
+// values).
+type outputBound struct {
+	bytes  int
+	limits fn.ReadLimits
+}
+
+func outputBoundOf(input []byte) outputBound {
+	const minBytes, minNodes = 16 << 20, 1_000_000
+	nodes := max(minNodes, 2*fn.ScanNodes(input))
+	return outputBound{
+		bytes:  min(fn.MaxResourceListBytes, max(minBytes, 4*len(input))),
+		limits: fn.ReadLimits{Nodes: nodes, Expanded: 2 * nodes},
+	}
+}
+
+// decodeOutcome reads a sandbox process's answer: the outcome as one JSON line, then the list,
+// within limits.
+func decodeOutcome(b []byte, limits fn.ReadLimits) (outcome, error) {
 	line, rest, ok := bytes.Cut(b, []byte("\n"))
 	if !ok {
 		return outcome{}, errors.New("no answer")
@@ -162,7 +188,7 @@ func decodeOutcome(b []byte) (outcome, error) {
 	if o.ScriptError != "" || o.Limit != "" || o.Failure != "" {
 		return o, nil
 	}
-	list, _, err := fn.DecodeResourceList(rest)
+	list, _, err := fn.DecodeResourceListContext(context.Background(), rest, limits)
 	if err != nil {
 		return outcome{}, fmt.Errorf("its output: %w", err)
 	}
@@ -254,10 +280,12 @@ func ServeSandbox(stdin io.Reader, stdout, stderr io.Writer) int {
 type limitedBuffer struct {
 	buf  *bytes.Buffer
 	left int
+	over bool // a write went past the bound
 }
 
 func (l *limitedBuffer) Write(p []byte) (int, error) {
 	if len(p) > l.left {
+		l.over = true
 		return 0, errors.New("starlark sandbox: answer too large")
 	}
 	l.left -= len(p)

@@ -74,6 +74,26 @@ func TestSandboxBoundsMemory(t *testing.T) {
 	}
 }
 
+// A script's output is bounded before this process reads it, by what its input lets it write:
+// ten megabytes of lists of one 0 (two million values) from a list of one resource are refused
+// by their shape, and this process allocates about their bytes, not the gigabyte reading them
+// would take.
+func TestSandboxBoundsOutput(t *testing.T) {
+	// not parallel: it reads this process's memory
+	script := "ctx.resource_list[\"items\"].append({\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"big\"}, \"data\": {\"l\": [[0]] * 1000000}})\n"
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := (&Function{Script: script, Sandbox: testSandbox(0)}).Run(context.Background(), list(t))
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrLimit) || !strings.Contains(err.Error(), "the script's output is past what its input lets it write") {
+		t.Fatalf("error = %v, want ErrLimit about the output", err)
+	}
+	if grew := int64(after.TotalAlloc - before.TotalAlloc); grew > 96<<20 {
+		t.Errorf("this process allocated %d MiB to refuse the output", grew>>20)
+	}
+}
+
 // In the sandbox a script does what it does in this process: the same output, error results,
 // prints, and step bound.
 func TestSandboxRunsScripts(t *testing.T) {
@@ -167,7 +187,7 @@ func FuzzDecodeOutcome(f *testing.F) {
 	f.Add([]byte(`{"scriptError":"fail: x","printed":"p\n"}` + "\n"))
 	f.Add([]byte("not json\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		o, err := decodeOutcome(b)
+		o, err := decodeOutcome(b, outputBoundOf(nil).limits)
 		if err != nil {
 			return
 		}
