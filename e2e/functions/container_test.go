@@ -34,14 +34,23 @@ spec:
 `, image, conform))
 }
 
-// leftovers lists the containers krm-catalog started that still exist.
-func leftovers(t *testing.T, engine string) string {
+// leftovers lists the function containers of image (a reference without its digest) that still
+// exist. Only the test's own image counts: other tests, and other runs on a shared engine, may have
+// containers of their own running at the same moment.
+func leftovers(t *testing.T, engine, image string) string {
 	t.Helper()
-	out, err := exec.Command(engine, "ps", "-a", "--filter", "name=krm-fn-", "--format", "{{.Names}}").Output()
+	repo, _, _ := strings.Cut(image, "@")
+	out, err := exec.Command(engine, "ps", "-a", "--filter", "name=krm-fn-", "--format", "{{.Names}} {{.Image}}").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSpace(string(out))
+	var left []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if name, img, ok := strings.Cut(line, " "); ok && strings.HasPrefix(img, repo) {
+			left = append(left, name)
+		}
+	}
+	return strings.Join(left, " ")
 }
 
 // A container function from an image pushed to a registry on 127.0.0.1, pinned by digest in the
@@ -73,7 +82,7 @@ func TestContainerFunction(t *testing.T) {
 			if !v2 && servers != 0 {
 				t.Errorf("a v1 function was started as a server:\n%s", out.stderr)
 			}
-			if left := leftovers(t, engine); left != "" {
+			if left := leftovers(t, engine, image); left != "" {
 				t.Errorf("containers left behind: %s", left)
 			}
 		})
@@ -150,7 +159,7 @@ func TestContainerLimits(t *testing.T) {
 			if tc.wantCode == 0 && !strings.Contains(out.stderr, "probe: root=read-only tmp=writable memory=67108864 pids=32\n") {
 				t.Errorf("the limits the probe reports are not the flags':\n%s", out.stderr)
 			}
-			if left := leftovers(t, engine); left != "" {
+			if left := leftovers(t, engine, image); left != "" {
 				t.Errorf("containers left behind: %s", left)
 			}
 		})
