@@ -209,13 +209,13 @@ func (s *Server) starlark(ctx context.Context, req *evaluatorpb.EvaluateFunction
 	release, err := s.admit.admit(ctx, routeStarlark, size, callCost(size, s.o.MemoryBudget))
 	if err != nil {
 		c.route = routeStarlark
-		return nil, true, err
+		return nil, true, listStatus(err)
 	}
 	defer release()
-	rl, format, err := decodeList(req.GetResourceList())
+	rl, format, err := decodeList(ctx, req.GetResourceList())
 	if err != nil {
 		c.route = routeStarlark
-		return nil, true, status.Errorf(codes.InvalidArgument, "resource_list: %v", err)
+		return nil, true, listStatus(err)
 	}
 	e, err := resolver.ExplicitRuntime(rl.FunctionConfig)
 	if err != nil {
@@ -232,10 +232,20 @@ func (s *Server) starlark(ctx context.Context, req *evaluatorpb.EvaluateFunction
 }
 
 // decodeList reads a request's ResourceList. What it may cost was reserved by the call's size
-// (callCost); a node budget on the reader, when it takes one, makes that bound hold for lists dense
+// (callCost); the reader's node budget, from the same size, makes that bound hold for lists dense
 // in nodes too.
-func decodeList(data []byte) (*fn.ResourceList, fn.Format, error) {
-	return fn.DecodeResourceList(data)
+func decodeList(ctx context.Context, data []byte) (*fn.ResourceList, fn.Format, error) {
+	return fn.DecodeResourceListContext(ctx, data, fn.ReadLimitsFor(int64(len(data))))
+}
+
+// listStatus is the status of a request whose list could not be read: a list past its budget is
+// ResourceExhausted, as the same bytes will never fit.
+func listStatus(err error) error {
+	code := codes.InvalidArgument
+	if errors.Is(err, fn.ErrReadLimit) {
+		code = codes.ResourceExhausted
+	}
+	return status.Errorf(code, "resource_list: %v", err)
 }
 
 func (s *Server) evaluate(ctx context.Context, req *evaluatorpb.EvaluateFunctionRequest, res *resolver.Resolution, c *call) (*evaluatorpb.EvaluateFunctionResponse, error) {
@@ -245,9 +255,9 @@ func (s *Server) evaluate(ctx context.Context, req *evaluatorpb.EvaluateFunction
 		return nil, err
 	}
 	defer release()
-	rl, format, err := decodeList(req.GetResourceList())
+	rl, format, err := decodeList(ctx, req.GetResourceList())
 	if err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "resource_list: %v", err)
+		return nil, listStatus(err)
 	}
 	return s.run(ctx, req, res, rl, format, c)
 }
@@ -332,7 +342,7 @@ func (s *Server) passThrough(ctx context.Context, f encodedFunction, name string
 	out, stderr, exited, err := f.RunEncoded(ctx, input, format, s.o.MaxMessageSize)
 	var list *fn.ResourceList
 	if len(out) > 0 || err == nil {
-		l, _, derr := decodeList(out)
+		l, _, derr := decodeList(ctx, out)
 		switch {
 		case derr == nil:
 			l.Exited, l.Stderr = exited, stderr

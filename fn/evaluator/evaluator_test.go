@@ -122,6 +122,11 @@ functionConfig:
   namespace: shop
 `
 
+// denseList is a ResourceList of 64 KiB whose one item holds 32,768 values: past the node budget
+// of its size (one node for every 8 bytes, at least 10,000).
+var denseList = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: cm}\n  data: {k: [" +
+	strings.Repeat("0,", 1<<15) + "]}\n"
+
 func TestEvaluateFunction(t *testing.T) {
 	t.Parallel()
 	failing := runFunc(func(context.Context, *fn.ResourceList) (*fn.ResourceList, error) {
@@ -185,6 +190,11 @@ functionConfig:
 			name: "not a ResourceList", f: setNamespace,
 			req:  &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte("kind: ConfigMap\nmetadata: {name: x}\n")},
 			code: codes.InvalidArgument, msg: "resource_list:",
+		},
+		{
+			name: "a list dense in nodes past what its size may cost", f: setNamespace,
+			req:  &evaluatorpb.EvaluateFunctionRequest{Image: image, ResourceList: []byte(denseList)},
+			code: codes.ResourceExhausted, msg: "resource_list:",
 		},
 		{
 			name: "failing function: Internal, the list and its results in the details", f: failing,
