@@ -80,14 +80,7 @@ func TestPatternMatches(t *testing.T) {
 func TestVerifyChallenge(t *testing.T) {
 	t.Parallel()
 	vs := identitytest.New(t)
-	tr, err := root.NewTrustedRootFromJSON(vs.TrustedRoot(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := identity.NewVerifier(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := verifierFor(t, vs)
 	other := identitytest.New(t)
 	c := identity.Challenge{Publisher: "acme.dev", Nonce: "bm9uY2Vub25jZW5vbmNlbm9uY2U", ExpiresAt: time.Now().Add(time.Minute)}
 	pattern := identity.Pattern{Issuer: ghIssuer, Subject: "https://github.com/acme/fns/.github/workflows/release.yml@refs/tags/*"}
@@ -127,14 +120,7 @@ func TestVerifyChallenge(t *testing.T) {
 func TestVerifyDigest(t *testing.T) {
 	t.Parallel()
 	vs := identitytest.New(t)
-	tr, err := root.NewTrustedRootFromJSON(vs.TrustedRoot(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := identity.NewVerifier(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := verifierFor(t, vs)
 	manifest := []byte(`{"schemaVersion":2}`)
 	d := digest.FromBytes(manifest)
 	otherD := digest.FromString("other")
@@ -179,4 +165,17 @@ func TestPublicGoodBundle(t *testing.T) {
 	if len(tr.FulcioCertificateAuthorities()) == 0 || len(tr.RekorLogs()) == 0 {
 		t.Fatalf("the embedded root has no Fulcio CA or Rekor log")
 	}
+}
+
+func verifierFor(t *testing.T, vs *identitytest.Sigstore) *identity.Verifier {
+	t.Helper()
+	tr, err := root.NewTrustedRootFromJSON(vs.TrustedRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := identity.NewVerifier(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
