@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/opencontainers/go-digest"
-	"github.com/sigstore/sigstore-go/pkg/root"
 
 	"github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/identity/identitytest"
@@ -80,7 +79,7 @@ func TestPatternMatches(t *testing.T) {
 func TestVerifyChallenge(t *testing.T) {
 	t.Parallel()
 	vs := identitytest.New(t)
-	v := verifierFor(t, vs)
+	v := vs.Verifier(t)
 	other := identitytest.New(t)
 	c := identity.Challenge{Publisher: "acme.dev", Nonce: "bm9uY2Vub25jZW5vbmNlbm9uY2U", ExpiresAt: time.Now().Add(time.Minute)}
 	pattern := identity.Pattern{Issuer: ghIssuer, Subject: "https://github.com/acme/fns/.github/workflows/release.yml@refs/tags/*"}
@@ -120,7 +119,7 @@ func TestVerifyChallenge(t *testing.T) {
 func TestVerifyDigest(t *testing.T) {
 	t.Parallel()
 	vs := identitytest.New(t)
-	v := verifierFor(t, vs)
+	v := vs.Verifier(t)
 	manifest := []byte(`{"schemaVersion":2}`)
 	d := digest.FromBytes(manifest)
 	otherD := digest.FromString("other")
@@ -167,15 +166,3 @@ func TestPublicGoodBundle(t *testing.T) {
 	}
 }
 
-func verifierFor(t *testing.T, vs *identitytest.Sigstore) *identity.Verifier {
-	t.Helper()
-	tr, err := root.NewTrustedRootFromJSON(vs.TrustedRoot(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := identity.NewVerifier(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}

@@ -22,6 +22,8 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/tlog"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/krm-catalog/krm-catalog/identity"
 )
 
 // Sigstore is a virtual Sigstore.
@@ -197,4 +199,19 @@ func mustDecode(t testing.TB, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Verifier is a keyless verifier that trusts this virtual Sigstore, through its trusted root file
+// format.
+func (s *Sigstore) Verifier(t testing.TB) *identity.Verifier {
+	t.Helper()
+	tr, err := root.NewTrustedRootFromJSON(s.TrustedRoot(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := identity.NewVerifier(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
