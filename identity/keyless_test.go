@@ -165,4 +165,3 @@ func TestPublicGoodBundle(t *testing.T) {
 		t.Fatalf("the embedded root has no Fulcio CA or Rekor log")
 	}
 }
-
