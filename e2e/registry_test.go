@@ -39,7 +39,7 @@ func startRegistryService(t *testing.T) (*service, string, *oci.Client) {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: prometheus.NewRegistry(), OCI: client, OCIPrefix: host + "/krm",
-		Signatures: server.NewSignatures(client, st, nil)})
+		Signatures: server.NewSignatures(client, st, nil, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

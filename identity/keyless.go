@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -229,41 +230,48 @@ func (v *Verifier) VerifyChallenge(c Challenge, p KeylessProof) (Signer, error) 
 	return v.verify(b, verify.WithArtifact(bytes.NewReader(c.Payload())), []Pattern{p.Pattern})
 }
 
+// Statement is the verified in-toto statement of a DSSE bundle: its predicate type and predicate.
+// A message signature has none.
+type Statement struct {
+	PredicateType string
+	Predicate     json.RawMessage
+}
+
 // VerifyDigest checks a bundle signing the artifact d (a manifest digest), as cosign signs an
 // image keylessly, by a certificate one of patterns matches. A bundle holding an in-toto statement
-// must have predicateType (cosign's signature predicate, or an attestation's) and d among its
-// subjects; it returns the verified statement's predicate with the signer.
-func (v *Verifier) VerifyDigest(data []byte, d digest.Digest, patterns []Pattern, predicateType string) (Signer, json.RawMessage, error) {
+// must have d among its subjects and one of the predicate types accept (cosign's signature
+// predicate, an attestation's); it returns the verified statement with the signer.
+func (v *Verifier) VerifyDigest(data []byte, d digest.Digest, patterns []Pattern, accept ...string) (Signer, Statement, error) {
 	if len(patterns) == 0 {
-		return Signer{}, nil, fmt.Errorf("%w: no registered identity", ErrKeylessMismatch)
+		return Signer{}, Statement{}, fmt.Errorf("%w: no registered identity", ErrKeylessMismatch)
 	}
 	if err := d.Validate(); err != nil || d.Algorithm() != digest.SHA256 {
-		return Signer{}, nil, fmt.Errorf("the artifact digest %q is not sha256", d)
+		return Signer{}, Statement{}, fmt.Errorf("the artifact digest %q is not sha256", d)
 	}
 	raw, _ := hex.DecodeString(d.Encoded())
 	b, err := ParseBundle(data)
 	if err != nil {
-		return Signer{}, nil, err
+		return Signer{}, Statement{}, err
 	}
-	var predicate json.RawMessage
+	var st Statement
 	if env := b.GetDsseEnvelope(); env != nil {
-		var st struct {
+		var body struct {
 			PredicateType string          `json:"predicateType"`
 			Predicate     json.RawMessage `json:"predicate"`
 		}
-		if env.GetPayloadType() != "application/vnd.in-toto+json" || json.Unmarshal(env.GetPayload(), &st) != nil {
-			return Signer{}, nil, fmt.Errorf("%w: the bundle's envelope is not an in-toto statement", ErrKeylessMismatch)
+		if env.GetPayloadType() != "application/vnd.in-toto+json" || json.Unmarshal(env.GetPayload(), &body) != nil {
+			return Signer{}, Statement{}, fmt.Errorf("%w: the bundle's envelope is not an in-toto statement", ErrKeylessMismatch)
 		}
-		if st.PredicateType != predicateType {
-			return Signer{}, nil, fmt.Errorf("%w: the statement's predicateType is %q, not %q", ErrKeylessMismatch, st.PredicateType, predicateType)
+		if !slices.Contains(accept, body.PredicateType) {
+			return Signer{}, Statement{}, fmt.Errorf("%w: the statement's predicateType is %q, not %s", ErrKeylessMismatch, body.PredicateType, strings.Join(accept, " or "))
 		}
-		predicate = st.Predicate
+		st = Statement{PredicateType: body.PredicateType, Predicate: body.Predicate}
 	}
 	s, err := v.verify(b, verify.WithArtifactDigest("sha256", raw), patterns)
 	if err != nil {
-		return Signer{}, nil, err
+		return Signer{}, Statement{}, err
 	}
-	return s, predicate, nil
+	return s, st, nil
 }
 
 func (v *Verifier) verify(b *bundle.Bundle, artifact verify.ArtifactPolicyOption, patterns []Pattern) (Signer, error) {
