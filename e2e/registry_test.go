@@ -14,6 +14,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/apiclient"
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
+	"github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 	"github.com/krm-catalog/krm-catalog/server"
@@ -24,6 +25,13 @@ import (
 // startRegistryService runs a replica that pushes catalogs to an in-process registry (with the
 // referrers API) on 127.0.0.1 and reports signatures from it.
 func startRegistryService(t *testing.T) (*service, string, *oci.Client) {
+	t.Helper()
+	return startRegistryServiceWith(t, nil)
+}
+
+// startRegistryServiceWith is startRegistryService whose replica verifies keyless signatures with
+// keyless.
+func startRegistryServiceWith(t *testing.T, keyless *identity.Verifier) (*service, string, *oci.Client) {
 	t.Helper()
 	reg := httptest.NewServer(registry.New(registry.WithReferrersSupport(true)))
 	t.Cleanup(reg.Close)
@@ -39,7 +47,7 @@ func startRegistryService(t *testing.T) (*service, string, *oci.Client) {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: prometheus.NewRegistry(), OCI: client, OCIPrefix: host + "/krm",
-		Signatures: server.NewSignatures(client, st, nil, nil)})
+		Signatures: server.NewSignatures(client, st, keyless, nil), Keyless: keyless})
 	if err != nil {
 		t.Fatal(err)
 	}
