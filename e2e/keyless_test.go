@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -102,5 +104,51 @@ func TestKeylessIdentityVerifiesCatalog(t *testing.T) {
 	ids, err := owner.ListIdentities(ctx, "example.com")
 	if err != nil || len(ids.Identities) != 0 || len(ids.Removed) != 1 {
 		t.Errorf("ListIdentities = %+v, %v; want one removed", ids, err)
+	}
+}
+
+// TestAddIdentityCommand registers an identity as a CI job would: identity-challenge writes the
+// payload and prints the nonce, the payload is signed keylessly (here by the virtual Sigstore, in
+// CI by cosign sign-blob --bundle), and add-identity posts the bundle.
+func TestAddIdentityCommand(t *testing.T) {
+	t.Parallel()
+	vs := identitytest.New(t)
+	s, _, _ := startRegistryServiceWith(t, vs.Verifier(t))
+	tok := token(t, s, "example.com")
+	dir := t.TempDir()
+	payload, proof := filepath.Join(dir, "challenge.txt"), filepath.Join(dir, "proof.json")
+	api := []string{"--server", s.url, "--token", tok, "--publisher", "example.com"}
+	subject := "https://github.com/example/fns/.github/workflows/release.yml@refs/tags/*"
+
+	challenge := func() string {
+		t.Helper()
+		code, stdout, stderr := runCLI(t, append([]string{"publisher", "identity-challenge", "--payload", payload}, api...)...)
+		if code != 0 {
+			t.Fatalf("identity-challenge: exit %d, %s", code, stderr)
+		}
+		data, err := os.ReadFile(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(proof, vs.SignBlob(t, releaseWF, ghIssuer, data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(stdout)
+	}
+	for _, tc := range []struct {
+		name    string
+		subject string
+		code    int
+		says    string
+	}{
+		{"a pattern for every org", "https://github.com/*", 2, "first path segment"},
+		{"a pattern the certificate does not match", "https://github.com/example/fns/.github/workflows/ci.yml@*", 1, "ci.yml"},
+		{"the release workflow", subject, 0, "identity " + subject + " (issuer " + ghIssuer + ") registered for publisher example.com\n"},
+	} {
+		code, stdout, stderr := runCLI(t, append([]string{"publisher", "add-identity", "--issuer", ghIssuer, "--subject", tc.subject,
+			"--nonce", challenge(), "--bundle", proof}, api...)...)
+		if code != tc.code || !strings.Contains(stdout+stderr, tc.says) {
+			t.Errorf("%s: exit %d, %s%s; want exit %d saying %q", tc.name, code, stdout, stderr, tc.code, tc.says)
+		}
 	}
 }
