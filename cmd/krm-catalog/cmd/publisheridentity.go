@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/krm-catalog/krm-catalog/apiclient"
 	"github.com/krm-catalog/krm-catalog/identity"
 )
 
@@ -21,6 +22,19 @@ func (f *publisherAPIFlags) register(cmd *cobra.Command, what string) {
 	allowHTTPFlag(cmd, &f.allowHTTP)
 	cmd.Flags().StringVar(&f.publisher, "publisher", "", "the publisher to "+what+" (required)")
 	_ = cmd.MarkFlagRequired("publisher")
+}
+
+// client is the API client of the publisher's token.
+func (f *publisherAPIFlags) client() (*apiclient.Client, error) {
+	token, err := tokenOrEnv(f.token)
+	if err != nil {
+		return nil, err
+	}
+	c, err := tokenClient(f.serverURL, token, f.allowHTTP)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return c, nil
 }
 
 func newPublisherIdentityChallengeCmd() *cobra.Command {
@@ -42,13 +56,9 @@ identity it is), then run add-identity with the nonce and the bundle within ten 
     --subject 'https://github.com/example/fns/.github/workflows/release.yml@refs/tags/*'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			token, err := tokenOrEnv(api.token)
+			client, err := api.client()
 			if err != nil {
 				return err
-			}
-			client, err := tokenClient(api.serverURL, token, api.allowHTTP)
-			if err != nil {
-				return usageErr(err)
 			}
 			ch, err := client.IdentityChallenge(cmd.Context(), api.publisher)
 			if err != nil {
@@ -99,13 +109,9 @@ identity matches (the service verifies it against its trusted root).`,
 			if err != nil {
 				return usageErr(fmt.Errorf("read the bundle: %w", err))
 			}
-			token, err := tokenOrEnv(api.token)
+			client, err := api.client()
 			if err != nil {
 				return err
-			}
-			client, err := tokenClient(api.serverURL, token, api.allowHTTP)
-			if err != nil {
-				return usageErr(err)
 			}
 			id, created, err := client.RegisterIdentity(cmd.Context(), api.publisher, identity.KeylessProof{Pattern: pattern, Nonce: nonce, Bundle: b})
 			if err != nil {
