@@ -120,7 +120,7 @@ func (c *Client) AttachBundle(ctx context.Context, ref string, bundle []byte, pr
 	}
 	ann := map[string]string{"dev.sigstore.bundle.content": "dsse-envelope"}
 	if predicateType != "" {
-		ann["dev.sigstore.bundle.predicateType"] = predicateType
+		ann[PredicateTypeAnnotation] = predicateType
 	}
 	desc, err := oras.PackManifest(ctx, sub.repo, oras.PackManifestVersion1_1, sign.BundleMediaType, oras.PackManifestOptions{
 		Subject: &sub.desc, Layers: []ocispec.Descriptor{layer}, ManifestAnnotations: ann,
