@@ -54,15 +54,11 @@ sign the printed reference with sign.`,
 			if err := checkDocument(cmd, &opts, definition, data); err != nil {
 				return err
 			}
-			created, err := createdTime()
+			client, attachOpts, err := attachClient(cmd, rf)
 			if err != nil {
 				return err
 			}
-			client, err := rf.client(cmd, withoutCache)
-			if err != nil {
-				return err
-			}
-			res, err := client.Attach(cmd.Context(), args[0], oci.File{Data: data, Title: filepath.Base(definition)}, oci.AttachOptions{Created: created})
+			res, err := client.Attach(cmd.Context(), args[0], oci.File{Data: data, Title: filepath.Base(definition)}, attachOpts)
 			if err != nil {
 				return opErr(err)
 			}
@@ -74,6 +70,20 @@ sign the printed reference with sign.`,
 	cmd.Flags().StringVar(&sbom, "sbom", "", "SPDX or CycloneDX JSON file to attach")
 	cmd.Flags().StringVar(&key, "key", "", "cosign private key to sign the SBOM's referrer with")
 	return cmd
+}
+
+// attachClient is the registry client of attach, and the options with the creation time
+// (SOURCE_DATE_EPOCH or now).
+func attachClient(cmd *cobra.Command, rf registryFlags) (*oci.Client, oci.AttachOptions, error) {
+	created, err := createdTime()
+	if err != nil {
+		return nil, oci.AttachOptions{}, err
+	}
+	client, err := rf.client(cmd, withoutCache)
+	if err != nil {
+		return nil, oci.AttachOptions{}, err
+	}
+	return client, oci.AttachOptions{Created: created}, nil
 }
 
 // sbomJSON is what attach --sbom prints as JSON.
@@ -99,15 +109,11 @@ func attachSBOM(cmd *cobra.Command, rf registryFlags, ref, path, key string) err
 			return usageErr(fmt.Errorf("%w (the password comes from %s)", err, sign.PasswordEnv))
 		}
 	}
-	created, err := createdTime()
+	client, opts, err := attachClient(cmd, rf)
 	if err != nil {
 		return err
 	}
-	client, err := rf.client(cmd, withoutCache)
-	if err != nil {
-		return err
-	}
-	res, err := client.AttachSBOM(cmd.Context(), ref, data, oci.AttachOptions{Created: created})
+	res, err := client.AttachSBOM(cmd.Context(), ref, data, opts)
 	if err != nil {
 		return opErr(err)
 	}
