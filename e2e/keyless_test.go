@@ -1,13 +1,16 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/google/go-cmp/cmp"
 	"github.com/opencontainers/go-digest"
 
@@ -15,6 +18,8 @@ import (
 	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
 	"github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/identity/identitytest"
+	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/registrytest"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
 
@@ -150,5 +155,127 @@ func TestAddIdentityCommand(t *testing.T) {
 		if code != tc.code || !strings.Contains(stdout+stderr, tc.says) {
 			t.Errorf("%s: exit %d, %s%s; want exit %d saying %q", tc.name, code, stdout, stderr, tc.code, tc.says)
 		}
+	}
+}
+
+// slsaProvenance is an SLSA v1 predicate as GitHub's attest-build-provenance writes it.
+var slsaProvenance = map[string]any{
+	"buildDefinition": map[string]any{
+		"buildType":          "https://actions.github.io/buildtypes/workflow/v1",
+		"externalParameters": map[string]any{"workflow": map[string]any{"ref": "refs/tags/v1.0.0", "repository": "https://github.com/example/fns", "path": ".github/workflows/release.yml"}},
+		"resolvedDependencies": []any{map[string]any{"uri": "git+https://github.com/example/fns@refs/tags/v1.0.0",
+			"digest": map[string]any{"gitCommit": "0123456789abcdef0123456789abcdef01234567"}}},
+	},
+	"runDetails": map[string]any{"builder": map[string]any{"id": "https://github.com/actions/runner/github-hosted"}},
+}
+
+// The website's function page shows signer, provenance and SBOM for a signed, attested version:
+// its image, in a registry, signed keylessly by the publisher's registered release workflow, with
+// an SLSA provenance attestation by the same workflow and an SPDX SBOM as referrers.
+func TestFunctionPageShowsSignerProvenanceAndSBOM(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	vs := identitytest.New(t)
+	s, host, client := startRegistryServiceWith(t, vs.Verifier(t))
+	tok := token(t, s, "example.com")
+
+	image := host + "/fns/set-labels"
+	d := registrytest.PushImage(t, image+":v1.0.0", "")
+	pinned := image + "@" + d.String()
+	sign1 := identitytest.Statement(t, d.Encoded(), sign.CosignSignPredicateType, map[string]any{})
+	if _, err := client.AttachBundle(ctx, pinned, vs.SignStatement(t, releaseWF, ghIssuer, sign1), sign.CosignSignPredicateType); err != nil {
+		t.Fatal(err)
+	}
+	prov := identitytest.Statement(t, d.Encoded(), identity.SLSAProvenanceV1, slsaProvenance)
+	if _, err := client.AttachBundle(ctx, pinned, vs.SignStatement(t, releaseWF, ghIssuer, prov), identity.SLSAProvenanceV1); err != nil {
+		t.Fatal(err)
+	}
+	// provenance for the same image by someone else is not shown
+	forged := map[string]any{"runDetails": map[string]any{"builder": map[string]any{"id": "https://evil.example/builder"}}}
+	if _, err := client.AttachBundle(ctx, pinned, vs.SignStatement(t, "https://github.com/mallory/x/.github/workflows/r.yml@refs/heads/main", ghIssuer,
+		identitytest.Statement(t, d.Encoded(), identity.SLSAProvenanceV1, forged)), identity.SLSAProvenanceV1); err != nil {
+		t.Fatal(err)
+	}
+	spdx, err := os.ReadFile("../cmd/krm-catalog/cmd/testdata/sbom/set-labels.spdx.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.AttachSBOM(ctx, pinned, spdx, oci.AttachOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	cat := fmt.Sprintf(`apiVersion: config.kubernetes.io/v1alpha1
+kind: KRMFunctionCatalog
+metadata:
+  name: trusted
+spec:
+  krmFunctions:
+  - group: fn.example.com
+    names:
+      kind: SetLabels
+    description: Sets labels.
+    publisher: example.com
+    versions:
+    - name: v1
+      runtime:
+        container:
+          image: %s:v1.0.0
+          sha256: %s
+`, image, d.Encoded())
+	if r := do(t, http.MethodPut, s.url+"/api/v1/catalogs/trusted/versions/1.0.0", tok, []byte(cat)); r.status != http.StatusCreated {
+		t.Fatalf("publish: %d %s", r.status, r.body)
+	}
+	owner, err := apiclient.New(s.url, tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pattern := identity.Pattern{Issuer: ghIssuer, Subject: "https://github.com/example/fns/.github/workflows/release.yml@refs/tags/*"}
+	if _, _, err := owner.AddIdentity(ctx, "example.com", pattern, func(_ context.Context, payload []byte) ([]byte, error) {
+		return vs.SignBlob(t, releaseWF, ghIssuer, payload), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	r := do(t, http.MethodGet, s.url+"/functions/fn.example.com/SetLabels", "", nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("function page: %d", r.status)
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(r.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := func(sel string) string { return strings.Join(strings.Fields(doc.Find(sel).Text()), " ") }
+	got := map[string]string{
+		"badge":    doc.Find(".fn-badges [data-signature]").AttrOr("data-signature", ""),
+		"signer":   text(`#trust-title ~ dl [data-signed-by="identity"]`),
+		"source":   text("[data-provenance-source]"),
+		"commit":   doc.Find("[data-provenance-source] a:has([data-commit])").AttrOr("href", ""),
+		"builder":  text("[data-provenance-builder]"),
+		"sbomText": text(`a[data-sbom="SPDX"]`),
+	}
+	want := map[string]string{
+		"badge":    "verified",
+		"signer":   releaseWF + " (issuer token.actions.githubusercontent.com)",
+		"source":   "github.com/example/fns refs/tags/v1.0.0 at commit 0123456789abcdef0123456789abcdef01234567",
+		"commit":   "https://github.com/example/fns/commit/0123456789abcdef0123456789abcdef01234567",
+		"builder":  "https://github.com/actions/runner/github-hosted",
+		"sbomText": "SPDX SBOM",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the function page (-want +got):\n%s", diff)
+	}
+	if strings.Contains(string(r.body), "evil.example") {
+		t.Errorf("the page shows provenance signed by an unregistered identity")
+	}
+
+	// the SBOM link downloads the document, as attached
+	href := doc.Find(`a[data-sbom="SPDX"]`).AttrOr("href", "")
+	sb := do(t, http.MethodGet, s.url+href, "", nil)
+	if sb.status != http.StatusOK || sb.header.Get("Content-Type") != oci.MediaTypeSPDX || !bytes.Equal(sb.body, spdx) {
+		t.Errorf("GET %s: %d %s, %d bytes; want the SPDX document", href, sb.status, sb.header.Get("Content-Type"), len(sb.body))
+	}
+	// an SBOM the version does not list is not read from the registry
+	if r := do(t, http.MethodGet, s.url+"/api/v1/functions/fn.example.com/SetLabels/versions/v1/sboms/sha256:"+strings.Repeat("0", 64), "", nil); r.status != http.StatusNotFound {
+		t.Errorf("an unlisted SBOM: %d, want 404", r.status)
 	}
 }

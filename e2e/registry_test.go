@@ -20,6 +20,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/server"
 	"github.com/krm-catalog/krm-catalog/store"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
+	"github.com/krm-catalog/krm-catalog/web"
 )
 
 // startRegistryService runs a replica that pushes catalogs to an in-process registry (with the
@@ -46,8 +47,13 @@ func startRegistryServiceWith(t *testing.T, keyless *identity.Verifier) (*servic
 	if err != nil {
 		t.Fatal(err)
 	}
+	sigs := server.NewSignatures(client, st, keyless, nil)
+	site, err := web.New(web.Config{Store: st, Signatures: sigs})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: prometheus.NewRegistry(), OCI: client, OCIPrefix: host + "/krm",
-		Signatures: server.NewSignatures(client, st, keyless, nil), Keyless: keyless})
+		Signatures: sigs, Keyless: keyless, Mount: site.Mount})
 	if err != nil {
 		t.Fatal(err)
 	}

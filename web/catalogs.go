@@ -141,6 +141,9 @@ func (s *Site) catalog(w http.ResponseWriter, r *http.Request) error {
 	}
 	if sv, ok := signatureWords[p.Version.Signature]; ok {
 		sv.Status = p.Version.Signature
+		if sv.Status == "verified" {
+			sv.SignedBy = signerOf(p.Version.SignedBy)
+		}
 		p.Signature = &sv
 	}
 	pageNo := 1

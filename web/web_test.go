@@ -309,7 +309,7 @@ func TestSignaturesArtifactsKeys(t *testing.T) {
 		notWant []string
 	}{
 		{"no status anywhere", without, "/functions/fn.example.com/SetNamespace", nil, []string{"data-signature", "Signature verified", "Unsigned"}},
-		{"status in the store's data", fromData, "/functions/fn.example.com/SetLabels", []string{`data-signature="signed"`, "Signed, but not by a key registered for this publisher."}, nil},
+		{"status in the store's data", fromData, "/functions/fn.example.com/SetLabels", []string{`data-signature="signed"`, "Signed, but not by a key or an identity registered for this publisher."}, nil},
 		{"annotated: verified", annotated, "/functions/fn.example.com/SetNamespace", []string{`data-signature="verified"`, "Signature verified"}, nil},
 		{"annotated: another version unknown", annotated, "/functions/fn.example.com/SetNamespace?version=v1beta1", nil, []string{"data-signature"}},
 		{"annotated: unsigned", annotated, "/functions/fn.example.com/SetImage", []string{`data-signature="unsigned"`, "Unsigned"}, nil},
