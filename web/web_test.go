@@ -323,21 +323,27 @@ func TestSignaturesArtifactsKeys(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := get(t, tc.h, tc.path)
-			if r.status != 200 {
-				t.Fatalf("status %d", r.status)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(r.body, w) {
-					t.Errorf("page lacks %q", w)
-				}
-			}
-			for _, w := range tc.notWant {
-				if strings.Contains(r.body, w) {
-					t.Errorf("page shows %q", w)
-				}
-			}
+			checkPage(t, tc.h, tc.path, tc.want, tc.notWant)
 		})
+	}
+}
+
+// checkPage gets path, which must answer 200 with every text of want and none of notWant.
+func checkPage(t *testing.T, h http.Handler, path string, want, notWant []string) {
+	t.Helper()
+	r := get(t, h, path)
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d", r.status)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.body, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(r.body, w) {
+			t.Errorf("page shows %q", w)
+		}
 	}
 }
 
