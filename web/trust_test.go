@@ -35,6 +35,10 @@ func (f fakeTrust) AnnotateCatalogVersions(_ context.Context, vs []store.Catalog
 func TestSupplyChainPanel(t *testing.T) {
 	t.Parallel()
 	fp := strings.Repeat("0f", 32)
+	withIdentity := newFakeStore(t)
+	withIdentity.ids = []store.Identity{{Publisher: "example.com", Pattern: identity.Pattern{Issuer: "https://token.actions.githubusercontent.com",
+		Subject: "https://github.com/acme/fns/.github/workflows/release.yml@refs/tags/*"}, CreatedAt: published}}
+	idSite := newSite(t, Config{Store: withIdentity})
 	byKey := newSite(t, Config{Store: newFakeStore(t), Signatures: fakeTrust{signer: identity.Signer{Key: fp}}})
 	full := newSite(t, Config{Store: newFakeStore(t), Signatures: fakeTrust{
 		signer: identity.Signer{Issuer: "https://token.actions.githubusercontent.com", Subject: "https://github.com/acme/fns/.github/workflows/release.yml@refs/tags/v1"},
@@ -60,6 +64,8 @@ func TestSupplyChainPanel(t *testing.T) {
 				`data-provenance-builder`, `href="/api/v1/functions/fn.example.com/SetNamespace/versions/v1/sboms/sha256:cdcd`, `data-sbom="CycloneDX"`, "2.0 KiB"}, nil},
 		{"no link but https", oddSource, "/functions/fn.example.com/SetNamespace",
 			[]string{"alice@example.com", "not-a-hex-commit"}, []string{`href="javascript`, "/commit/"}},
+		{"publisher's identities", idSite, "/publishers/example.com", []string{"Keyless identities", "release.yml@refs/tags/*", "issuer token.actions.githubusercontent.com"},
+			[]string{"none of its artifacts can show as verified"}},
 		{"catalog signer", full, "/catalogs/example-functions", []string{`data-signed-by="identity"`, "release.yml@refs/tags/v1"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
