@@ -245,8 +245,8 @@ func (v *Verifier) VerifyDigest(data []byte, d digest.Digest, patterns []Pattern
 	if len(patterns) == 0 {
 		return Signer{}, Statement{}, fmt.Errorf("%w: no registered identity", ErrKeylessMismatch)
 	}
-	if err := d.Validate(); err != nil || d.Algorithm() != digest.SHA256 {
-		return Signer{}, Statement{}, fmt.Errorf("the artifact digest %q is not sha256", d)
+	if err := d.Validate(); err != nil || (d.Algorithm() != digest.SHA256 && d.Algorithm() != digest.SHA512) {
+		return Signer{}, Statement{}, fmt.Errorf("the artifact digest %q is not sha256 or sha512", d)
 	}
 	raw, _ := hex.DecodeString(d.Encoded())
 	b, err := ParseBundle(data)
@@ -267,7 +267,7 @@ func (v *Verifier) VerifyDigest(data []byte, d digest.Digest, patterns []Pattern
 		}
 		st = Statement{PredicateType: body.PredicateType, Predicate: body.Predicate}
 	}
-	s, err := v.verify(b, verify.WithArtifactDigest("sha256", raw), patterns)
+	s, err := v.verify(b, verify.WithArtifactDigest(string(d.Algorithm()), raw), patterns)
 	if err != nil {
 		return Signer{}, Statement{}, err
 	}

@@ -2,10 +2,12 @@ package identity_test
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/opencontainers/go-digest"
 
 	"github.com/krm-catalog/krm-catalog/identity"
@@ -155,13 +157,61 @@ func TestVerifyDigest(t *testing.T) {
 	}
 }
 
+// TestPublicGoodBundle verifies a real public-good bundle offline against the embedded root: the
+// SLSA provenance npm published for sigstore-js 1.3.0 (sigstore-go's examples), signed by
+// sigstore-js's release workflow through GitHub Actions' OIDC.
 func TestPublicGoodBundle(t *testing.T) {
 	t.Parallel()
 	tr, err := identity.LoadTrustedRoot("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tr.FulcioCertificateAuthorities()) == 0 || len(tr.RekorLogs()) == 0 {
-		t.Fatalf("the embedded root has no Fulcio CA or Rekor log")
+	v, err := identity.NewVerifier(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("testdata/bundle-provenance.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const (
+		npmDigest = digest.Digest("sha512:76176ffa33808b54602c7c35de5c6e9a4deb96066dba6533f50ac234f4f1f4c6b3527515dc17c06fbe2860030f410eee69ea20079bd3a2c6f3dcf3b329b10751")
+		workflow  = "https://github.com/sigstore/sigstore-js/.github/workflows/release.yml@refs/heads/main"
+	)
+	for _, tc := range []struct {
+		name    string
+		d       digest.Digest
+		pattern identity.Pattern
+		want    error
+	}{
+		{"its workflow", npmDigest, identity.Pattern{Issuer: ghIssuer, Subject: "https://github.com/sigstore/sigstore-js/.github/workflows/release.yml@*"}, nil},
+		{"another repository", npmDigest, identity.Pattern{Issuer: ghIssuer, Subject: "https://github.com/sigstore/cosign/*"}, identity.ErrKeylessMismatch},
+		{"another artifact", digest.Digest("sha512:" + strings.Repeat("0", 128)), identity.Pattern{Issuer: ghIssuer, Subject: workflow}, identity.ErrKeylessUnverified},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, st, err := v.VerifyDigest(data, tc.d, []identity.Pattern{tc.pattern}, identity.SLSAProvenanceV02)
+			if tc.want != nil {
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("VerifyDigest = %v, want %v", err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Subject != workflow || s.Issuer != ghIssuer {
+				t.Errorf("signer = %+v", s)
+			}
+			p, err := identity.ParseProvenance(st.PredicateType, st.Predicate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := identity.Provenance{PredicateType: identity.SLSAProvenanceV02, BuilderID: "https://github.com/actions/runner", BuildType: "https://github.com/npm/cli/gha/v2",
+				SourceRepo: "https://github.com/sigstore/sigstore-js", SourceRef: "refs/heads/main", SourceCommit: "dae8bd8eb433a4147b4655c00fe73e0f22bc0fb1"}
+			if diff := cmp.Diff(want, p); diff != "" {
+				t.Errorf("provenance (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
