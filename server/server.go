@@ -189,7 +189,8 @@ func New(cfg Config) (*Server, error) {
 		r.Get("/functions", s.handle(s.limit(s.limits.Search, s.searchFunctions)))
 		r.Get("/functions/{group}/{kind}", s.handle(s.getFunction))
 		r.Get("/functions/{group}/{kind}/versions/{version}", s.handle(s.getFunctionVersion))
-		r.Get("/functions/{group}/{kind}/versions/{version}/sboms/{digest}", s.handle(s.functionSBOM))
+		// an SBOM is read from a registry, up to tens of MiB: limited per client as searches are
+		r.Get("/functions/{group}/{kind}/versions/{version}/sboms/{digest}", s.handle(s.limit(s.limits.Search, s.functionSBOM)))
 		r.Get("/resolve", s.handle(s.resolve))
 		// key changes share the publish budget: each writes the database and the audit log
 		r.With(s.authenticate).Put("/publishers/{name}/keys", s.handle(s.limitPublisher(s.limits.Publish, s.addKey)))
