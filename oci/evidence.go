@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/opencontainers/go-digest"
@@ -144,7 +145,8 @@ type SBOMReferrer struct {
 	Layer        ocispec.Descriptor
 }
 
-// Evidence is what a registry holds about an artifact: its signatures (checked with keys), the
+// Evidence is what a registry holds about an artifact: its signatures (checked with keys; not its
+// attestations, by their predicate type annotation), the
 // sigstore bundles attached to it (keyless signatures and attestations, for a caller to verify
 // against a trusted root) and its SBOMs.
 type Evidence struct {
@@ -162,19 +164,20 @@ func (c *Client) Evidence(ctx context.Context, ref string, keys []sign.PublicKey
 		return Evidence{}, fmt.Errorf("evidence of %s: %w", ref, err)
 	}
 	ev := Evidence{Subject: sub.desc}
-	if ev.Signatures, err = c.signatures(ctx, sub.repo, sub.desc, keys); err != nil {
-		return Evidence{}, fmt.Errorf("evidence of %s: %w", ref, err)
-	}
 	refs, err := c.referrersOf(ctx, sub.repo, sub.desc, "")
 	if err != nil {
 		return Evidence{}, fmt.Errorf("evidence of %s: %w", ref, err)
 	}
+	var attestations []digest.Digest
 	for _, r := range refs {
 		if r.err != nil || len(r.manifest.Layers) != 1 {
 			continue
 		}
 		switch {
 		case r.artifactType == sign.BundleMediaType:
+			if pt := r.desc.Annotations[PredicateTypeAnnotation]; pt != "" && pt != sign.CosignSignPredicateType {
+				attestations = append(attestations, r.desc.Digest)
+			}
 			data, err := c.readBlob(ctx, sub.repo, r.manifest.Layers[0], 1<<20)
 			if err == nil {
 				ev.Bundles = append(ev.Bundles, BundleReferrer{Manifest: r.desc.Digest, Data: data})
@@ -183,6 +186,12 @@ func (c *Client) Evidence(ctx context.Context, ref string, keys []sign.PublicKey
 			ev.SBOMs = append(ev.SBOMs, SBOMReferrer{Manifest: r.desc.Digest, ArtifactType: r.artifactType, Layer: r.manifest.Layers[0]})
 		}
 	}
+	sigs, err := c.signatures(ctx, sub.repo, sub.desc, keys)
+	if err != nil {
+		return Evidence{}, fmt.Errorf("evidence of %s: %w", ref, err)
+	}
+	// an attestation is no signature of the artifact: it does not make it "signed"
+	ev.Signatures = slices.DeleteFunc(sigs, func(s Signature) bool { return slices.Contains(attestations, s.Manifest) })
 	return ev, nil
 }
 
