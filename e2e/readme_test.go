@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/krm-catalog/krm-catalog/fn/fntest"
 	"github.com/krm-catalog/krm-catalog/internal/testenv"
 )
@@ -299,5 +301,65 @@ func stopGroup(t *testing.T, pgid int) {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestReadmeBlocks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		page     string
+		blocks   []readmeBlock
+		problems []string
+	}{
+		{
+			name: "sh and console run; yaml does not",
+			page: "```sh\necho a\n```\n\n```console\n$ echo b\nb\n```\n\n```yaml\na: b\n```\n",
+			blocks: []readmeBlock{
+				{line: 1, script: "echo a\n"},
+				{line: 5, script: "diff -u - <(echo b 2>&1) <<'README_OUTPUT'\nb\nREADME_OUTPUT\n"},
+			},
+		},
+		{
+			name: "markers",
+			page: "<!-- ci: skip: a remote registry -->\n```sh\npush\n```\n<!-- ci: background, wait http://127.0.0.1:1/ -->\n```sh\nserve\n```\n",
+			blocks: []readmeBlock{
+				{line: 2, script: "push\n", skip: "a remote registry"},
+				{line: 6, script: "serve\n", background: true, wait: "http://127.0.0.1:1/"},
+			},
+		},
+		{
+			name:     "a shell block in a language that does not run",
+			page:     "```bash\necho a\n```\n",
+			problems: []string{"p.md:1: a ```bash block does not run: write ```sh (or ```console with its output), with a <!-- ci: skip: REASON --> marker if it cannot run in CI"},
+		},
+		{
+			name:     "a skip without a reason",
+			page:     "<!-- ci: skip: -->\n```sh\necho a\n```\n",
+			blocks:   []readmeBlock{{line: 2, script: "echo a\n"}},
+			problems: []string{"p.md:1: a ci marker this test does not know: <!-- ci: skip: -->"},
+		},
+		{
+			name:     "a marker before prose",
+			page:     "<!-- ci: skip: why -->\ntext\n",
+			problems: []string{"p.md:1: a ci marker before no code block: <!-- ci: skip: why -->"},
+		},
+		{
+			name:     "a marker on a block that never runs",
+			page:     "<!-- ci: skip: why -->\n```yaml\na: b\n```\n",
+			problems: []string{"p.md:1: a ci marker on a ```yaml block, which never runs"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			blocks, problems := readmeBlocks("p.md", []byte(tt.page))
+			if diff := cmp.Diff(tt.blocks, blocks, cmp.AllowUnexported(readmeBlock{})); diff != "" {
+				t.Errorf("blocks (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.problems, problems); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
