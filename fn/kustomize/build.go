@@ -225,7 +225,7 @@ func (b *builder) load(dir string, stack []string) (*layer, error) {
 	}
 	spec, err := yaml.Parse(string(data))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, yamlpos.Locate(data, err))
 	}
 	if spec.YNode().Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%w: %s: a kustomization is a mapping of fields", ErrInvalid, file)
