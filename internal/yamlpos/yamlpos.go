@@ -65,17 +65,44 @@ func fromLoadError(le *yamlv4.LoadError) *SyntaxError {
 }
 
 // Locate returns err, or, when err is a YAML syntax error of a reader that gives no column
-// (yaml.v3's "yaml: line N: ..."), the error found by reading data again, which says where. data
-// is what the failed read was given: the line is counted from its start.
+// (yaml.v3's "yaml: line N: ..."), err with that text replaced by the error found by reading data
+// again, which says where. data is what the failed read was given: the line is counted from its
+// start.
 func Locate(data []byte, err error) error {
 	if !IsSyntaxError(err) {
 		return err
 	}
 	if se := Find(data); se != nil {
-		return se
+		return Replace(err, se)
 	}
 	return err
 }
+
+// Replace returns err with its yaml.v3 syntax error text (from "yaml: " to the end, or to
+// kustomize's " in File: ") replaced by se's; errors.As finds se in it, errors.Is what err wraps.
+func Replace(err error, se *SyntaxError) error {
+	return &located{err: err, se: se}
+}
+
+type located struct {
+	err error
+	se  *SyntaxError
+}
+
+func (e *located) Error() string {
+	msg := e.err.Error()
+	i := textIndex(msg)
+	if i < 0 {
+		return msg + ": " + e.se.Error()
+	}
+	end := len(msg)
+	if j := strings.Index(msg[i:], " in File: "); j >= 0 {
+		end = i + j
+	}
+	return msg[:i] + e.se.Error() + msg[end:]
+}
+
+func (e *located) Unwrap() []error { return []error{e.err, e.se} }
 
 // IsSyntaxError reports whether err is a YAML syntax error: a *SyntaxError, or yaml.v3's text,
 // which is all kyaml and kustomize keep of it.
@@ -84,11 +111,22 @@ func IsSyntaxError(err error) bool {
 		return false
 	}
 	var se *SyntaxError
-	if errors.As(err, &se) {
-		return true
+	return errors.As(err, &se) || textIndex(err.Error()) >= 0
+}
+
+// textIndex is where yaml.v3's syntax error text starts in msg ("yaml: " at the start or after a
+// space or colon, not "yaml: unmarshal errors", a type error), or -1.
+func textIndex(msg string) int {
+	const prefix = "yaml: "
+	for off := 0; ; {
+		i := strings.Index(msg[off:], prefix)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		if (i == 0 || msg[i-1] == ' ' || msg[i-1] == ':') && !strings.HasPrefix(msg[i:], "yaml: unmarshal errors") {
+			return i
+		}
+		off = i + len(prefix)
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "yaml: line ") || strings.Contains(msg, "yaml: did not find") ||
-		strings.Contains(msg, "yaml: found ") || strings.Contains(msg, "yaml: unknown anchor") ||
-		strings.Contains(msg, "yaml: mapping values") || strings.Contains(msg, "yaml: control characters")
 }

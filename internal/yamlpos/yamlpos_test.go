@@ -92,3 +92,49 @@ func FuzzFind(f *testing.F) {
 		}
 	})
 }
+
+func TestReplace(t *testing.T) {
+	t.Parallel()
+	se := &SyntaxError{Line: 6, Column: 12, Problem: "p"}
+	tests := []struct {
+		name, err, want string
+	}{
+		{"yaml.v3's error", "yaml: line 4: p", "yaml: line 6, column 12: p"},
+		{"kustomize's", "accumulating resources from 'cm.yaml': MalformedYAMLError: yaml: line 4: p in File: cm.yaml",
+			"accumulating resources from 'cm.yaml': MalformedYAMLError: yaml: line 6, column 12: p in File: cm.yaml"},
+		{"a file name before it", "read package pkg: cm.yaml: yaml: line 4: p", "read package pkg: cm.yaml: yaml: line 6, column 12: p"},
+		{"no yaml.v3 text", "something", "something: yaml: line 6, column 12: p"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := Replace(errors.New(tc.err), se)
+			if diff := cmp.Diff(tc.want, got.Error()); diff != "" {
+				t.Error(diff)
+			}
+			var found *SyntaxError
+			if !errors.As(got, &found) {
+				t.Error("errors.As finds no *SyntaxError")
+			}
+		})
+	}
+}
+
+func TestIsSyntaxError(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err  string
+		want bool
+	}{
+		{"yaml: line 4: did not find expected node content", true},
+		{"MalformedYAMLError: yaml: found character that cannot start any token in File: a.yaml", true},
+		{"yaml: unmarshal errors:\n  line 1: cannot unmarshal !!seq into string", false},
+		{"open cm.yaml: no such file or directory", false},
+		{"cm.yaml: not a mapping", false},
+	}
+	for _, tc := range tests {
+		if got := IsSyntaxError(errors.New(tc.err)); got != tc.want {
+			t.Errorf("IsSyntaxError(%q) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}

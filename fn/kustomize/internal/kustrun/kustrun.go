@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -148,32 +147,11 @@ func (l *readLog) locate(err error) error {
 			continue
 		}
 		if se := yamlpos.Find(b); se != nil {
-			return &locatedError{err: err, se: se}
+			return yamlpos.Replace(err, se)
 		}
 	}
 	return err
 }
-
-// locatedError is kustomize's error with yaml.v3's syntax error text in it replaced by se's.
-type locatedError struct {
-	err error
-	se  *yamlpos.SyntaxError
-}
-
-func (e *locatedError) Error() string {
-	msg := e.err.Error()
-	i := strings.Index(msg, "yaml: ")
-	if i < 0 {
-		return msg + ": " + e.se.Error()
-	}
-	end := len(msg)
-	if j := strings.Index(msg[i:], " in File: "); j >= 0 {
-		end = i + j
-	}
-	return msg[:i] + e.se.Error() + msg[end:]
-}
-
-func (e *locatedError) Unwrap() []error { return []error{e.err, e.se} }
 
 // Format prints a stream of resources as `kustomize build` prints them (its key order, indentation
 // and quoting), in the order given, through a kustomization in memory that lists them.
