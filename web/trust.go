@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/krm-catalog/krm-catalog/identity"
-	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -63,9 +62,9 @@ func sbomsOf(group, kind, version string, sboms []identity.SBOM) []sbomView {
 	for _, s := range sboms {
 		format := "SBOM"
 		switch s.ArtifactType {
-		case oci.MediaTypeSPDX:
+		case "application/spdx+json":
 			format = "SPDX"
-		case oci.MediaTypeCycloneDX:
+		case "application/vnd.cyclonedx+json":
 			format = "CycloneDX"
 		}
 		out = append(out, sbomView{Format: format, Size: int(s.Size),
@@ -83,7 +82,7 @@ type trustView struct {
 
 func trustOf(e store.FunctionVersion) *trustView {
 	t := &trustView{Provenance: provenanceOf(e.Provenance), SBOMs: sbomsOf(e.Group, e.Kind, e.Version, e.SBOMs)}
-	if e.Signature == string(oci.StatusVerified) {
+	if e.Signature == "verified" {
 		t.SignedBy = signerOf(e.SignedBy)
 	}
 	if t.SignedBy == nil && t.Provenance == nil && len(t.SBOMs) == 0 {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/krm-catalog/krm-catalog/identity"
-	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
@@ -44,7 +43,7 @@ func TestSupplyChainPanel(t *testing.T) {
 		signer: identity.Signer{Issuer: "https://token.actions.githubusercontent.com", Subject: "https://github.com/acme/fns/.github/workflows/release.yml@refs/tags/v1"},
 		provenance: &identity.Provenance{BuilderID: "https://github.com/actions/runner/github-hosted", SourceRepo: "https://github.com/acme/fns",
 			SourceRef: "refs/tags/v1", SourceCommit: "abc123", Signer: identity.Signer{Issuer: "https://token.actions.githubusercontent.com", Subject: "https://github.com/acme/fns/.github/workflows/release.yml@refs/tags/v1"}},
-		sboms: []identity.SBOM{{ArtifactType: oci.MediaTypeCycloneDX, Manifest: "sha256:" + strings.Repeat("cd", 32), Size: 2048}},
+		sboms: []identity.SBOM{{ArtifactType: "application/vnd.cyclonedx+json", Manifest: "sha256:" + strings.Repeat("cd", 32), Size: 2048}},
 	}})
 	oddSource := newSite(t, Config{Store: newFakeStore(t), Signatures: fakeTrust{
 		signer:     identity.Signer{Issuer: "https://accounts.example", Subject: "alice@example.com"},
