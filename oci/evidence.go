@@ -108,29 +108,9 @@ func (c *Client) attachSBOM(ctx context.Context, imageRef string, data []byte, o
 	return PushResult{Reference: ref.WithDigest(desc.Digest), Descriptor: plain(desc)}, nil
 }
 
-// AttachBundle stores a sigstore bundle made elsewhere (a keyless signature, an attestation) as an
-// OCI 1.1 referrer of what ref names, as cosign v3 stores its bundles.
-func (c *Client) AttachBundle(ctx context.Context, ref string, bundle []byte, predicateType string) (digest.Digest, error) {
-	sub, err := c.lookup(ctx, ref)
-	if err != nil {
-		return "", fmt.Errorf("attach a bundle to %s: %w", ref, err)
-	}
-	layer := content.NewDescriptorFromBytes(sign.BundleMediaType, bundle)
-	if err := sub.repo.Push(ctx, layer, bytes.NewReader(bundle)); err != nil && !errors.Is(err, errdef.ErrAlreadyExists) {
-		return "", fmt.Errorf("attach a bundle to %s: upload: %w", ref, err)
-	}
-	ann := map[string]string{"dev.sigstore.bundle.content": "dsse-envelope"}
-	if predicateType != "" {
-		ann[PredicateTypeAnnotation] = predicateType
-	}
-	desc, err := oras.PackManifest(ctx, sub.repo, oras.PackManifestVersion1_1, sign.BundleMediaType, oras.PackManifestOptions{
-		Subject: &sub.desc, Layers: []ocispec.Descriptor{layer}, ManifestAnnotations: ann,
-	})
-	if err != nil {
-		return "", fmt.Errorf("attach a bundle to %s: %w", ref, err)
-	}
-	return desc.Digest, nil
-}
+// PredicateTypeAnnotation is the annotation cosign v3 puts on a bundle referrer: the predicate type
+// of the statement the bundle signs.
+const PredicateTypeAnnotation = "dev.sigstore.bundle.predicateType"
 
 // BundleReferrer is a sigstore bundle attached to an artifact, as it was read.
 type BundleReferrer struct {
@@ -186,9 +166,9 @@ func (c *Client) Evidence(ctx context.Context, ref string, keys []sign.PublicKey
 			ev.SBOMs = append(ev.SBOMs, SBOMReferrer{Manifest: r.desc.Digest, ArtifactType: r.artifactType, Layer: r.manifest.Layers[0]})
 		}
 	}
-	sigs, err := c.signatures(ctx, sub.repo, sub.desc, keys)
+	_, sigs, err := c.Signatures(ctx, ref, keys)
 	if err != nil {
-		return Evidence{}, fmt.Errorf("evidence of %s: %w", ref, err)
+		return Evidence{}, err
 	}
 	// an attestation is no signature of the artifact: it does not make it "signed"
 	ev.Signatures = slices.DeleteFunc(sigs, func(s Signature) bool { return slices.Contains(attestations, s.Manifest) })

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/krm-catalog/krm-catalog/identity/identitytest"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/registrytest"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
@@ -33,10 +34,7 @@ func TestEvidence(t *testing.T) {
 				t.Fatalf("nothing attached: %s, %d bundles, %d SBOMs", got, len(ev.Bundles), len(ev.SBOMs))
 			}
 
-			att, err := c.AttachBundle(ctx, pinned, []byte(`{"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json"}`), "https://slsa.dev/provenance/v1")
-			if err != nil {
-				t.Fatal(err)
-			}
+			att := identitytest.AttachBundle(t, pinned, []byte(`{"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json"}`), "https://slsa.dev/provenance/v1")
 			sbom, err := c.AttachSBOM(ctx, pinned, spdx, oci.AttachOptions{})
 			if err != nil {
 				t.Fatal(err)

@@ -86,10 +86,6 @@ type Discovery struct {
 	Others []ocispec.Descriptor
 }
 
-// PredicateTypeAnnotation is the annotation cosign v3 puts on a bundle referrer: the predicate type
-// of the statement the bundle signs.
-const PredicateTypeAnnotation = "dev.sigstore.bundle.predicateType"
-
 // Discover lists the definitions and signatures attached to what ref names, checking signatures
 // with keys when given.
 func (c *Client) Discover(ctx context.Context, ref string, keys []sign.PublicKey) (Discovery, error) {
@@ -126,11 +122,11 @@ func (c *Client) discover(ctx context.Context, refStr string, keys []sign.Public
 			d.Others = append(d.Others, r.desc)
 		}
 	}
-	sigs, err := c.signatures(ctx, repo, subject, keys)
+	d.Signatures, err = c.signatures(ctx, repo, subject, keys)
 	if err != nil {
 		return Discovery{}, err
 	}
-	d.Signatures = slices.DeleteFunc(sigs, func(s Signature) bool {
+	d.Signatures = slices.DeleteFunc(d.Signatures, func(s Signature) bool {
 		return slices.ContainsFunc(d.Attestations, func(a ocispec.Descriptor) bool { return a.Digest == s.Manifest })
 	})
 	return d, nil
