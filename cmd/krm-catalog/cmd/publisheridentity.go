@@ -7,7 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krm-catalog/krm-catalog/apiclient"
-	"github.com/krm-catalog/krm-catalog/identity"
+	// as ident: identity names a signer's identity in this package
+	ident "github.com/krm-catalog/krm-catalog/identity"
 )
 
 // publisherAPIFlags are the flags of a publisher command that talks to the API.
@@ -101,7 +102,7 @@ identity matches (the service verifies it against its trusted root).`,
 			if err := format.check(); err != nil {
 				return err
 			}
-			pattern := identity.Pattern{Issuer: issuer, Subject: subject}
+			pattern := ident.Pattern{Issuer: issuer, Subject: subject}
 			if err := pattern.Validate(); err != nil {
 				return usageErr(err)
 			}
@@ -113,7 +114,7 @@ identity matches (the service verifies it against its trusted root).`,
 			if err != nil {
 				return err
 			}
-			id, created, err := client.RegisterIdentity(cmd.Context(), api.publisher, identity.KeylessProof{Pattern: pattern, Nonce: nonce, Bundle: b})
+			id, created, err := client.RegisterIdentity(cmd.Context(), api.publisher, ident.KeylessProof{Pattern: pattern, Nonce: nonce, Bundle: b})
 			if err != nil {
 				return opErr(fmt.Errorf("add identity: %w", err))
 			}

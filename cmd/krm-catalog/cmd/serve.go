@@ -20,7 +20,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
-	"github.com/krm-catalog/krm-catalog/identity"
+	// as ident: identity names a signer's identity in this package
+	ident "github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/server"
 	"github.com/krm-catalog/krm-catalog/store"
@@ -126,12 +127,12 @@ func registryClient(prefix string, plainHTTP bool) (server.Registry, error) {
 
 // keylessVerifier verifies keyless signatures against the trusted root in path, or the embedded
 // public-good one.
-func keylessVerifier(path string) (*identity.Verifier, error) {
-	tr, err := identity.LoadTrustedRoot(path)
+func keylessVerifier(path string) (*ident.Verifier, error) {
+	tr, err := ident.LoadTrustedRoot(path)
 	if err != nil {
 		return nil, err
 	}
-	return identity.NewVerifier(tr)
+	return ident.NewVerifier(tr)
 }
 
 // registryTimeout bounds one request to the registry; a publish's push is a few of them, within
@@ -202,7 +203,7 @@ func (t serveTLS) listen(addr string) (net.Listener, string, error) {
 	return tls.NewListener(ln, cfg), "https://" + ln.Addr().String(), nil
 }
 
-func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, tlsFiles serveTLS, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, keyless *identity.Verifier, deadlines server.Deadlines, drain time.Duration, limits server.Limits) error {
+func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, tlsFiles serveTLS, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, keyless *ident.Verifier, deadlines server.Deadlines, drain time.Duration, limits server.Limits) error {
 	// Listen first: a taken port should fail before a database is started for nothing.
 	ln, url, err := tlsFiles.listen(addr)
 	if err != nil {
