@@ -422,8 +422,8 @@ func (f *fakePushRegistry) PushCatalog(ctx context.Context, ref string, data []b
 	return digest.FromBytes(data), nil
 }
 
-func (f *fakePushRegistry) SignatureStatus(context.Context, string, []sign.PublicKey) (oci.SignatureStatus, error) {
-	return oci.StatusUnsigned, nil
+func (f *fakePushRegistry) Evidence(context.Context, string, []sign.PublicKey) (oci.Evidence, error) {
+	return oci.Evidence{}, nil
 }
 
 func TestPublishPushes(t *testing.T) {
@@ -441,7 +441,7 @@ func TestPublishPushes(t *testing.T) {
 			reg := &fakePushRegistry{err: tc.err}
 			ts := newTestServer(t, func(c *Config) {
 				c.OCI, c.OCIPrefix = reg, "127.0.0.1:5000/krm"
-				c.Signatures = NewSignatures(reg, c.Store, nil)
+				c.Signatures = NewSignatures(reg, c.Store, nil, nil)
 			})
 			rec := ts.do(t, call{method: "PUT", path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: readExample(t, "../catalog/testdata/reference/catalog.yaml")})
 			if rec.Code != tc.want {

@@ -26,9 +26,12 @@ adds new kinds; a kind stays its registrant's until an admin retires it (retire)
 create, these work on the service's database directly.
 
 add-key registers a cosign public key for a publisher over the API, proving that the
-publisher holds the private key: it signs a challenge the service issued.`,
+publisher holds the private key: it signs a challenge the service issued. add-identity
+registers a keyless identity (an OIDC issuer and a certificate subject, such as a CI
+workflow) the same way: identity-challenge gets the challenge, signed keylessly as the identity.`,
 	}
-	cmd.AddCommand(newPublisherGrantCmd(streams), newPublisherRevokeCmd(streams), newPublisherListCmd(streams), newPublisherRetireCmd(streams), newPublisherAddKeyCmd())
+	cmd.AddCommand(newPublisherGrantCmd(streams), newPublisherRevokeCmd(streams), newPublisherListCmd(streams), newPublisherRetireCmd(streams), newPublisherAddKeyCmd(),
+		newPublisherIdentityChallengeCmd(), newPublisherAddIdentityCmd())
 	return cmd
 }
 
