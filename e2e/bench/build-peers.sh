@@ -25,7 +25,22 @@ fi
 export CGO_ENABLED=0
 (cd "$kpt" && go build -trimpath -o "$out/kpt" .)
 for f in set-namespace set-labels set-annotations; do
-	(cd "$cat/functions/go/$f" && go build -trimpath -o "$out/$f" .)
+	cp -R "$cat/functions/go/$f" "$work/$f"
+	if ! (cd "$work/$f" && go build -trimpath -o "$out/$f" .); then
+		# set-labels asks for a version of the SDK under its old module path
+		# (GoogleContainerTools/kpt-functions-sdk) that the module proxy does not serve; the same
+		# SDK is published as kptdev/krm-functions-sdk: build this copy against it
+		echo "building $f against github.com/kptdev/krm-functions-sdk/go/fn v1.0.2" >&2
+		(
+			cd "$work/$f"
+			grep -rl GoogleContainerTools/kpt-functions-sdk/go/fn --include='*.go' . |
+				xargs sed -i 's#github.com/GoogleContainerTools/kpt-functions-sdk/go/fn#github.com/kptdev/krm-functions-sdk/go/fn#g'
+			go mod edit -droprequire github.com/GoogleContainerTools/kpt-functions-sdk/go/fn \
+				-droprequire github.com/GoogleContainerTools/kpt-functions-sdk/go/api \
+				-require github.com/kptdev/krm-functions-sdk/go/fn@v1.0.2
+			GOFLAGS=-mod=mod go build -trimpath -o "$out/$f" .
+		)
+	fi
 done
 # what was built, for the figures' record
 {
