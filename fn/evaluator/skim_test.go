@@ -119,7 +119,7 @@ func TestSkimListSeeds(t *testing.T) {
 
 type listSummary struct {
 	APIVersion, FunctionConfig string
-	Results                          []fn.Result
+	Results                    []fn.Result
 }
 
 func summary(rl *fn.ResourceList) listSummary {
