@@ -18,7 +18,7 @@ import (
 // whole, for what the skim does not cover: JSON, flow style, document markers and directives,
 // top-level keys that are not plain words, an items value on the key's own line, and anything
 // whose remainder (the list without its items) does not read (an alias of an anchor among the
-// items, say).
+// items, say), and line breaks other than LF and CRLF.
 func skimList(ctx context.Context, data []byte) (rl *fn.ResourceList, format fn.Format, ok bool, err error) {
 	if err := docbudget.NewMeter(docbudget.ForBytes(int64(len(data))), ctx.Err).Scan(data); err != nil {
 		return nil, 0, false, err
@@ -38,6 +38,9 @@ func skimList(ctx context.Context, data []byte) (rl *fn.ResourceList, format fn.
 // false when the document is not of the plain shape withoutItems can cut without parsing (see
 // skimList), or has no items to leave out.
 func withoutItems(data []byte) (rest []byte, ok bool) {
+	if hasOtherBreaks(data) {
+		return nil, false
+	}
 	out := make([]byte, 0, 1024)
 	seen := map[string]bool{}
 	inItems, cut := false, false
@@ -106,4 +109,20 @@ func isBlankLine(line []byte) bool {
 func isEmptyValue(value []byte) bool {
 	t := bytes.TrimLeft(value, " ")
 	return isBlankLine(t) || t[0] == '#' && len(t) < len(value)
+}
+
+// hasOtherBreaks reports whether data holds a line break YAML reads that is not LF or CRLF: a CR
+// alone, NEL, LS or PS.
+func hasOtherBreaks(data []byte) bool {
+	for i := bytes.IndexByte(data, '\r'); i >= 0; {
+		if i+1 >= len(data) || data[i+1] != '\n' {
+			return true
+		}
+		next := bytes.IndexByte(data[i+1:], '\r')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return bytes.Contains(data, []byte("\u0085")) || bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029"))
 }

@@ -39,6 +39,8 @@ func TestWithoutItems(t *testing.T) {
 		{name: "duplicate key", in: skimHead + "items:\n- a: 1\nitems:\n- b: 2\n"},
 		{name: "an entry before any key", in: "- a\n" + skimHead + "items:\n- a: 1\n"},
 		{name: "a tab at the start of a line", in: skimHead + "items:\n\t- a: 1\n"},
+		{name: "a line broken by a CR alone", in: skimHead + "items:\n- a: 1\rfunctionConfig:\n x: 0\n"},
+		{name: "a line broken by LS", in: skimHead + "items:\n- a: 1\u2028functionConfig:\n x: 0\n"},
 		{name: "a key that is not a word", in: skimHead + "items:\n- a: 1\nx-y: 1\n"},
 	}
 	for _, tt := range tests {
