@@ -102,7 +102,12 @@ func topKey(line []byte) (key, value []byte, ok bool) {
 
 // isBlankLine reports whether a line holds nothing but spaces and its line break.
 func isBlankLine(line []byte) bool {
-	return len(bytes.Trim(line, " \r\n")) == 0
+	for _, c := range line {
+		if c != ' ' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // isEmptyValue reports whether what follows a key on its line is nothing, or a comment.
