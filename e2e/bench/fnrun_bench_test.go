@@ -25,9 +25,11 @@ func execConfig(b *testing.B, dir, exe string, data map[string]string) string {
 
 // BenchmarkFnRunVsBarePublicFunction: `krm-catalog fn run -` of the public set-namespace (built
 // from kptdev/krm-functions-catalog, named by its config's exec path) over 1,000 Deployments,
-// against the function binary itself on the same ResourceList, on each wire krm-catalog speaks to
-// it (x-yaml-wire-cpu with --yaml-wire, as every public kpt function is run; x-json-wire-cpu
-// without). Medians of rounds run turn by turn. Target: x-yaml-wire-cpu at most 1.3.
+// against the function binary itself on the same ResourceList. A function that declares no spec v2
+// (every public kpt function) is sent YAML whatever --yaml-wire says, so this is the YAML wire
+// (x-yaml-wire-cpu); the JSON wire is BenchmarkFnRunVsBareFunction's (e2e/functions), whose
+// example function declares spec v2. Medians of rounds run turn by turn. Target: x-yaml-wire-cpu
+// at most 1.3.
 //
 //	go test ./e2e/bench -run '^$' -bench FnRunVsBarePublicFunction -benchtime 1x -count 5
 func BenchmarkFnRunVsBarePublicFunction(b *testing.B) {
@@ -56,8 +58,7 @@ func BenchmarkFnRunVsBarePublicFunction(b *testing.B) {
 		s    series
 	}{
 		{name: "bare", run: run(exe)},
-		{name: "fn-run-yaml-wire", run: run(append(args, "--yaml-wire")...)},
-		{name: "fn-run-json-wire", run: run(args...)},
+		{name: "fn-run-yaml-wire", run: run(args...)},
 	}
 	for _, c := range contenders {
 		c.run() // fills caches
@@ -74,13 +75,12 @@ func BenchmarkFnRunVsBarePublicFunction(b *testing.B) {
 		c.s.report(b, c.name)
 	}
 	contenders[1].s.ratios(b, contenders[0].s, "yaml-wire")
-	contenders[2].s.ratios(b, contenders[0].s, "json-wire")
 }
 
 // BenchmarkFnRunOutputMemory: the peak resident memory of `krm-catalog fn run -` whose function
-// (testdata/gen) answers a ResourceList of about 256 MiB, against the size of that answer
-// (x-output-size), on each wire. The generator streams its answer, so the peak is fn run's.
-// Target: at most 2.
+// (testdata/gen) answers a ResourceList of 255 MiB, against the size of that answer
+// (x-output-size). The generator declares no spec v2, so it is sent YAML and answers YAML, as
+// the public functions do. It streams its answer, so the peak is fn run's. Target: at most 2.
 //
 //	go test ./e2e/bench -run '^$' -bench FnRunOutputMemory -benchtime 1x -count 3
 func BenchmarkFnRunOutputMemory(b *testing.B) {
@@ -91,24 +91,16 @@ func BenchmarkFnRunOutputMemory(b *testing.B) {
 	args := []string{bins.KrmCatalog, "fn", "run", "-", "--fn-config", cfg, "--allow-exec", "--cache-dir", cache, "--no-skip"}
 	var size countingWriter
 	bare := proc(b, input, &size, "", gen)
-	var yamlWire, jsonWire series
+	var fnRun series
 	for b.Loop() {
-		for i := range rounds(b) {
-			turn := []func(){
-				func() { yamlWire = append(yamlWire, proc(b, input, io.Discard, "", append(args, "--yaml-wire")...)) },
-				func() { jsonWire = append(jsonWire, proc(b, input, io.Discard, "", args...)) },
-			}
-			for k := range turn {
-				turn[(i+k)%len(turn)]()
-			}
+		for range rounds(b) {
+			fnRun = append(fnRun, proc(b, input, io.Discard, "", args...))
 		}
 	}
 	b.ReportMetric(float64(size.n)/(1<<20), "MiB-output")
 	b.ReportMetric(float64(bare.rss)/(1<<20), "MiB-generator")
-	yamlWire.report(b, "fn-run-yaml-wire")
-	jsonWire.report(b, "fn-run-json-wire")
-	b.ReportMetric(float64(yamlWire.rss())/float64(size.n), "x-output-size-yaml-wire")
-	b.ReportMetric(float64(jsonWire.rss())/float64(size.n), "x-output-size")
+	fnRun.report(b, "fn-run")
+	b.ReportMetric(float64(fnRun.rss())/float64(size.n), "x-output-size")
 }
 
 // countingWriter counts the bytes written to it.
