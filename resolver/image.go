@@ -79,7 +79,35 @@ func (r *Resolver) ResolveImage(ctx context.Context, image, kind string) (*Resol
 			return img.Resolution, nil
 		}
 	}
-	return nil, fmt.Errorf("resolve image %s: %w; searched the trusted catalogs", image, ErrNotFound)
+	name := image
+	if full := want.String(); full != image {
+		name += " (" + full + ")"
+	}
+	return nil, fmt.Errorf("resolve image %s: %w; %s", name, ErrNotFound, r.searchedCatalogs())
+}
+
+// searchedCatalogs says which catalogs an image was looked for in, and which were passed over as
+// untrusted, for an error a user acts on: the fix is often a --trusted-catalog.
+func (r *Resolver) searchedCatalogs() string {
+	var searched, untrusted []string
+	for i, ref := range r.refs {
+		switch {
+		case i < r.builtin:
+			searched = append(searched, "the built-in catalog "+ref.Raw)
+		case r.isTrusted(ref):
+			searched = append(searched, ref.Raw)
+		default:
+			untrusted = append(untrusted, ref.Raw)
+		}
+	}
+	s := "searched no catalog (give --catalog REF --trusted-catalog REF)"
+	if len(searched) > 0 {
+		s = "searched " + strings.Join(searched, ", ")
+	}
+	if len(untrusted) > 0 {
+		s += "; not searched, untrusted: " + strings.Join(untrusted, ", ")
+	}
+	return s
 }
 
 // imageMatches reports whether a catalog's image is the image wanted.
