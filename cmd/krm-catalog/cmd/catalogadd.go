@@ -424,4 +424,3 @@ func setStrings(n *yaml.RNode, field, value string, parents ...string) error {
 	}
 	return target.PipeE(yaml.SetField(field, yaml.NewStringRNode(value)))
 }
-
