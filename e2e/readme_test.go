@@ -104,7 +104,7 @@ func consoleCommand(command string, output []string) string {
 // server, the walk-through, fn run, build, render. A block that cannot run here says so and why
 // in an HTML comment before it (<!-- ci: skip: REASON -->); a block that starts a server is
 // marked to run in the background, and the next waits until the server answers. It runs in a
-// network namespace of its own, so that the README's fixed ports (8080, 8443) are free, on a copy
+// network namespace of its own, so that the README's fixed ports (8080, 8090, 9445) are free, on a copy
 // of the repository, so that commands that write (fn render) leave the tree alone.
 func TestREADME(t *testing.T) {
 	if testing.Short() {
@@ -165,7 +165,7 @@ chmod 755 "$XDG_DATA_HOME"
 			script.WriteString(b.script)
 		}
 		if b.wait != "" {
-			// any answer will do (-k: the examples' CA is trusted by SSL_CERT_FILE, set in the block)
+			// any answer will do (-k: a server of the README may answer https with a certificate of its own)
 			fmt.Fprintf(&script, "curl -sSk -o /dev/null --retry 600 --retry-delay 1 --retry-all-errors --max-time 5 %s\n", b.wait)
 		}
 	}
