@@ -237,7 +237,7 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 			if err != nil {
 				return usageErr(fmt.Errorf("%w (the password comes from %s; a public key cannot prove anything)", err, sign.PasswordEnv))
 			}
-			client, err := tokenClient(serverURL, token, allowHTTP)
+			client, err := tokenClient(serverOrEnv(serverURL), token, allowHTTP)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -256,7 +256,7 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
+	serverFlag(cmd, &serverURL)
 	cmd.Flags().StringVar(&token, "token", "", "API token of the publisher (default $KRM_CATALOG_TOKEN)")
 	allowHTTPFlag(cmd, &allowHTTP)
 	cmd.Flags().StringVar(&publisher, "publisher", "", "the publisher to register the key for (required)")
