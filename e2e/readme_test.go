@@ -104,7 +104,7 @@ func consoleCommand(command string, output []string) string {
 // server, the walk-through, fn run, build, render. A block that cannot run here says so and why
 // in an HTML comment before it (<!-- ci: skip: REASON -->); a block that starts a server is
 // marked to run in the background, and the next waits until the server answers. It runs in a
-// network namespace of its own, so that the README's fixed ports (8080, 8090, 9445) are free, on a copy
+// network namespace of its own, so that the README's fixed ports (8080, 8090, 9445, 5000) are free, on a copy
 // of the repository, so that commands that write (fn render) leave the tree alone.
 func TestREADME(t *testing.T) {
 	if testing.Short() {
@@ -120,6 +120,9 @@ func TestREADME(t *testing.T) {
 		testenv.Missing(t, "root (for a network namespace of the test's own)", "run the tests as root, as CI does")
 	}
 	kustomize := fntest.Kustomize(t)
+	// the README starts the distribution registry with go run; building it once fills the module
+	// cache, which the README's commands then read without the network
+	testenv.Tool(t, "registry")
 
 	root, err := filepath.Abs("..")
 	if err != nil {

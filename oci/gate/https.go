@@ -35,7 +35,11 @@ func (g *Gate) checkHTTPS(ctx context.Context, c *Check, uri, sha, shaPointer st
 		if g.opts.RequireSignatures {
 			sev = catalog.SeverityError
 		}
-		c.add(sev, c.Pointer, "%s is fetched over https, which cannot carry a signature: publish it as an OCI artifact (krm-catalog push --type %s) and name it by oci:// so that it can be signed (krm-catalog sign)", uri, kind)
+		scheme := "https"
+		if strings.HasPrefix(uri, "http://") {
+			scheme = "plain http"
+		}
+		c.add(sev, c.Pointer, "%s is fetched over %s, which cannot carry a signature: publish it as an OCI artifact (krm-catalog push --type %s) and name it by oci:// so that it can be signed (krm-catalog sign)", uri, scheme, kind)
 		if g.opts.RequireSignatures {
 			return // it fails whatever its bytes are
 		}
