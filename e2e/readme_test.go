@@ -145,12 +145,15 @@ func TestREADME(t *testing.T) {
 		return strings.TrimSpace(string(out))
 	}
 	var script strings.Builder
+	// The module cache is the only proxy (the namespace has no network): GOPROXY=off would refuse
+	// `go run MODULE/PKG@VERSION`, which looks up the module's deprecation even when it is cached;
+	// no checksum database either (what is in the cache was checked when it was downloaded).
 	// -e and -u but not pipefail, as in a reader's shell: `curl ... | head` may close the pipe early
 	fmt.Fprintf(&script, `set -eu
 ip link set lo up
 export HOME=%[1]s/home XDG_DATA_HOME=%[1]s/data XDG_CACHE_HOME=%[1]s/cache TMPDIR=%[1]s/tmp
 export GOBIN=%[1]s/bin PATH=%[1]s/bin:%[2]s:$PATH
-export GOCACHE=%[3]s GOMODCACHE=%[4]s GOPROXY=off GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
+export GOCACHE=%[3]s GOMODCACHE=%[4]s GOPROXY=file://%[4]s/cache/download GOSUMDB=off GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$TMPDIR"
 chmod 755 "$XDG_DATA_HOME"
 `, tmp, filepath.Dir(kustomize), goEnv("GOCACHE"), goEnv("GOMODCACHE"))
