@@ -63,6 +63,10 @@ func Tool(t testing.TB, name string) string {
 	return p
 }
 
+// ToolsDir is where the .ci scripts build the tools: $KRM_CATALOG_TOOLS_BIN, else the CI tools
+// cache (~/.cache/krm-catalog-ci/bin).
+func ToolsDir() string { return toolsDir() }
+
 // toolsDir is $KRM_CATALOG_TOOLS_BIN, else the CI tools cache.
 func toolsDir() string {
 	if dir := os.Getenv("KRM_CATALOG_TOOLS_BIN"); dir != "" {
