@@ -185,11 +185,11 @@ func consoleCommand(command string, output []string) string {
 // TestREADME runs every command block of README.md and then of the user guide's pages (in the
 // order docs/README.md lists them), in order, in one shell, as a newcomer would type them from a
 // fresh clone: the service on its embedded default, the example functions' server, the
-// walk-throughs. What one page starts or sets (the servers, TOKEN, SSL_CERT_FILE) the next pages
+// walk-throughs. What one page starts or sets (the servers, TOKEN) the next pages
 // use; each page starts at the clone's root. A block that cannot run here says so and why in an
 // HTML comment before it (<!-- ci: skip: REASON -->); a block that starts a server is marked to
 // run in the background, and the next waits until the server answers. It runs in a network
-// namespace of its own, so that the pages' fixed ports (8080, 8443, 9445) are free, on a copy of
+// namespace of its own, so that the pages' fixed ports (8080, 8090, 9445, 5000) are free, on a copy of
 // the repository, so that commands that write (fn render) leave the tree alone.
 func TestREADME(t *testing.T) {
 	if testing.Short() {
@@ -205,6 +205,9 @@ func TestREADME(t *testing.T) {
 		testenv.Missing(t, "root (for a network namespace of the test's own)", "run the tests as root, as CI does")
 	}
 	kustomize := fntest.Kustomize(t)
+	// the README starts the distribution registry with go run; building it once fills the module
+	// cache, which the README's commands then read without the network
+	testenv.Tool(t, "registry")
 
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -222,12 +225,15 @@ func TestREADME(t *testing.T) {
 		return strings.TrimSpace(string(out))
 	}
 	var script strings.Builder
+	// The module cache is the only proxy (the namespace has no network): GOPROXY=off would refuse
+	// `go run MODULE/PKG@VERSION`, which looks up the module's deprecation even when it is cached;
+	// no checksum database either (what is in the cache was checked when it was downloaded).
 	// -e and -u but not pipefail, as in a reader's shell: `curl ... | head` may close the pipe early
 	fmt.Fprintf(&script, `set -eu
 ip link set lo up
 export HOME=%[1]s/home XDG_DATA_HOME=%[1]s/data XDG_CACHE_HOME=%[1]s/cache TMPDIR=%[1]s/tmp
 export GOBIN=%[1]s/bin PATH=%[1]s/bin:%[2]s:$PATH
-export GOCACHE=%[3]s GOMODCACHE=%[4]s GOPROXY=off GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
+export GOCACHE=%[3]s GOMODCACHE=%[4]s GOPROXY=file://%[4]s/cache/download GOSUMDB=off GOFLAGS=-buildvcs=false GOTOOLCHAIN=local
 mkdir -p "$HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$TMPDIR"
 chmod 755 "$XDG_DATA_HOME"
 `, tmp, filepath.Dir(kustomize), goEnv("GOCACHE"), goEnv("GOMODCACHE"))
@@ -256,7 +262,7 @@ chmod 755 "$XDG_DATA_HOME"
 				script.WriteString(b.script)
 			}
 			if b.wait != "" {
-				// any answer will do (-k: the examples' CA is trusted by SSL_CERT_FILE, set in the block)
+				// any answer will do (-k: a server a page starts may answer https with a certificate of its own)
 				fmt.Fprintf(&script, "curl -sSk -o /dev/null --retry 600 --retry-delay 1 --retry-all-errors --max-time 5 %s\n", b.wait)
 			}
 		}

@@ -180,6 +180,7 @@ func New(cfg Config) (*Server, error) {
 		r.Get("/catalogs", s.handle(s.listCatalogs))
 		r.Get("/catalogs/{name}", s.handle(s.getCatalog))
 		r.Get("/catalogs/{name}/versions", s.handle(s.listCatalogVersions))
+		r.Get("/catalogs/{name}/versions/{version}", s.handle(s.getCatalogVersion))
 		// proposals share the publish budget: each writes the database and the audit log
 		r.With(s.authenticate).Post("/catalogs/{name}/proposals", s.handle(s.limitPublisher(s.limits.Publish, s.createProposal)))
 		r.Get("/catalogs/{name}/proposals", s.handle(s.limit(s.limits.Search, s.listProposals)))
@@ -206,6 +207,10 @@ func New(cfg Config) (*Server, error) {
 		r.Post("/validate", s.handle(s.limit(s.limits.Validate, s.validate)))
 		r.NotFound(s.handle(func(http.ResponseWriter, *http.Request) error {
 			return store.Errorf(store.ErrNotFound, "no such API endpoint")
+		}))
+		// a path the API has with another method: a JSON error like every other, not chi's empty 405
+		r.MethodNotAllowed(s.handle(func(_ http.ResponseWriter, r *http.Request) error {
+			return &methodNotAllowed{method: r.Method}
 		}))
 	})
 	if cfg.Mount != nil {

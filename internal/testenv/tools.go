@@ -19,6 +19,7 @@ var toolScripts = map[string]string{
 	"oras":      ".ci/tools.sh",
 	"cosign-v2": ".ci/tools.sh",
 	"cosign-v3": ".ci/tools.sh",
+	"registry":  ".ci/tools.sh",
 }
 
 // built remembers, per script, the directory it printed (or its failure), for the test process.

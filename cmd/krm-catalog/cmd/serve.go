@@ -30,7 +30,7 @@ import (
 
 func newServeCmd(streams IO) *cobra.Command {
 	var (
-		db        databaseFlags
+		db        = databaseFlags{create: true}
 		addr      string
 		maxBody   int64
 		decodeMem int64
