@@ -61,6 +61,9 @@ type request struct {
 	MaxMemory int64         `json:"maxMemory"`
 	Network   bool          `json:"network,omitempty"`
 	Kpt       bool          `json:"kpt,omitempty"`
+	// MaxOutputNodes bounds the values of the list the script returns (outputBoundOf): the child
+	// refuses a larger one before it writes it, as writing it could take more than its memory.
+	MaxOutputNodes int `json:"maxOutputNodes,omitempty"`
 }
 
 // sandboxGrace is how long past the script's own timeout the parent waits before it kills the
@@ -85,11 +88,13 @@ func (s *Sandbox) run(ctx context.Context, f *Function, in *fn.ResourceList) (*f
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	req, err := json.Marshal(request{Name: f.Name, Script: f.Script, MaxSteps: f.MaxSteps, Timeout: timeout, MaxMemory: s.maxMemory(), Network: f.Network, Kpt: f.Kpt})
+	list, err := in.Encode(fn.YAML)
 	if err != nil {
 		return nil, &fn.FunctionError{Err: err}
 	}
-	list, err := in.Encode(fn.YAML)
+	bound := outputBoundOf(list)
+	req, err := json.Marshal(request{Name: f.Name, Script: f.Script, MaxSteps: f.MaxSteps, Timeout: timeout, MaxMemory: s.maxMemory(),
+		Network: f.Network, Kpt: f.Kpt, MaxOutputNodes: bound.limits.Nodes})
 	if err != nil {
 		return nil, &fn.FunctionError{Err: err}
 	}
@@ -101,7 +106,6 @@ func (s *Sandbox) run(ctx context.Context, f *Function, in *fn.ResourceList) (*f
 	cmd.Env = []string{"GOTRACEBACK=none", "GOMAXPROCS=1", envSandbox + "=1"}
 	cmd.Stdin = io.MultiReader(bytes.NewReader(req), strings.NewReader("\n"), bytes.NewReader(list))
 	var stdout bytes.Buffer
-	bound := outputBoundOf(list)
 	answer := &limitedBuffer{buf: &stdout, left: bound.bytes + maxPrinted + 1<<20}
 	cmd.Stdout = answer
 	// the child's standard error is the runtime's, kept for a failure; prints come on a pipe of their
@@ -253,6 +257,9 @@ func ServeSandbox(stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	f := &Function{Name: req.Name, Script: req.Script, MaxSteps: req.MaxSteps, Timeout: req.Timeout, Network: req.Network, Kpt: req.Kpt}
 	o := f.execute(context.Background(), in, prints)
+	if o.List != nil && req.MaxOutputNodes > 0 && !withinNodes(o.List, req.MaxOutputNodes) {
+		o = outcome{Limit: fmt.Sprintf("the script's output is past what its input lets it write (%d values)", req.MaxOutputNodes), Printed: o.Printed}
+	}
 	head, err := json.Marshal(o)
 	if err != nil {
 		fmt.Fprintln(stderr, "starlark sandbox:", err)
@@ -310,4 +317,27 @@ func (h *headBuffer) String() string { return h.buf.String() }
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimLeft(s, "\n"), "\n")
 	return line
+}
+
+// withinNodes reports whether the items of list hold at most max nodes, counting no further.
+func withinNodes(list *fn.ResourceList, max int) bool {
+	left := max
+	var walk func(n *yaml.Node) bool
+	walk = func(n *yaml.Node) bool {
+		if left--; left < 0 {
+			return false
+		}
+		for _, c := range n.Content {
+			if !walk(c) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, it := range list.Items {
+		if !walk(it.YNode()) {
+			return false
+		}
+	}
+	return true
 }
