@@ -18,7 +18,7 @@ type publisherAPIFlags struct {
 }
 
 func (f *publisherAPIFlags) register(cmd *cobra.Command, what string) {
-	cmd.Flags().StringVar(&f.serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
+	serverFlag(cmd, &f.serverURL)
 	cmd.Flags().StringVar(&f.token, "token", "", "API token of the publisher (default $KRM_CATALOG_TOKEN)")
 	allowHTTPFlag(cmd, &f.allowHTTP)
 	cmd.Flags().StringVar(&f.publisher, "publisher", "", "the publisher to "+what+" (required)")
@@ -31,7 +31,7 @@ func (f *publisherAPIFlags) client() (*apiclient.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := tokenClient(f.serverURL, token, f.allowHTTP)
+	c, err := tokenClient(serverOrEnv(f.serverURL), token, f.allowHTTP)
 	if err != nil {
 		return nil, usageErr(err)
 	}

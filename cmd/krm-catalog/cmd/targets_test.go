@@ -62,13 +62,21 @@ func TestClientCommandsReadTheServer(t *testing.T) {
 	if err := os.WriteFile(key, priv, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// the service checks the bundle; the command sends it as it is
+	bundle := filepath.Join(dir, "proof.json")
+	if err := os.WriteFile(bundle, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv(sign.PasswordEnv, "pw")
 	t.Setenv("KRM_CATALOG_TOKEN", "krmc_test")
 	const cat = "../../../catalog/testdata/reference/catalog.yaml"
 	commands := map[string][]string{
-		"search":            {"search", "set"},
-		"publish":           {"publish", "--version", "1.0.0", cat},
-		"publisher add-key": {"publisher", "add-key", "--publisher", "example.com", "--key", key},
+		"search":                       {"search", "set"},
+		"publish":                      {"publish", "--version", "1.0.0", cat},
+		"publisher add-key":            {"publisher", "add-key", "--publisher", "example.com", "--key", key},
+		"publisher identity-challenge": {"publisher", "identity-challenge", "--publisher", "example.com", "--payload", filepath.Join(dir, "challenge.txt")},
+		"publisher add-identity": {"publisher", "add-identity", "--publisher", "example.com", "--nonce", "n", "--bundle", bundle,
+			"--issuer", "https://token.actions.githubusercontent.com", "--subject", "https://github.com/example/fns/.github/workflows/release.yml@refs/tags/*"},
 		"catalog propose":   {"catalog", "propose", "platform", "../../../catalog/testdata/valid/01-definition-container.yaml"},
 		"catalog proposals": {"catalog", "proposals", "platform"},
 		"catalog approve":   {"catalog", "approve", "--version", "1.0.1", "platform", "1"},
