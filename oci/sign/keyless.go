@@ -187,27 +187,6 @@ func VerifyBundleTrust(b *Bundle, t Trust, want digest.Digest) (SignedBy, error)
 // returns the statement's predicate type and subjects, left for the caller to compare; a message
 // signature is verified over want itself.
 func (b *Bundle) verifyKeyless(t Trust, want digest.Digest) (SignedBy, string, []digest.Digest, error) {
-	summary, _ := b.certificateSummary()
-	if len(t.Identities) == 0 {
-		return SignedBy{}, "", nil, fmt.Errorf("%w: signed keylessly by %s (issuer %s), and no certificate identity is trusted (--certificate-identity)",
-			ErrUntrusted, summary.SubjectAlternativeName, summary.Issuer)
-	}
-	tm, err := t.root()
-	if err != nil {
-		return SignedBy{}, "", nil, err
-	}
-	sb, err := sgbundle.NewBundle(b.pb)
-	if err != nil {
-		return SignedBy{}, "", nil, fmt.Errorf("%w: bundle: %v", ErrMalformed, err)
-	}
-	opts := []verify.VerifierOption{verify.WithTransparencyLog(1), verify.WithObserverTimestamps(1)}
-	if len(tm.CTLogs()) > 0 {
-		opts = append(opts, verify.WithSignedCertificateTimestamps(1))
-	}
-	v, err := verify.NewVerifier(tm, opts...)
-	if err != nil {
-		return SignedBy{}, "", nil, fmt.Errorf("verifier: %w", err)
-	}
 	env := b.pb.GetDsseEnvelope()
 	artifact := verify.WithoutArtifactUnsafe()
 	if env == nil {
@@ -217,21 +196,15 @@ func (b *Bundle) verifyKeyless(t Trust, want digest.Digest) (SignedBy, string, [
 		}
 		artifact = verify.WithArtifactDigest(want.Algorithm().String(), raw)
 	}
-	// identities are matched below, so a mismatch names the identity found and the ones wanted
-	res, err := v.Verify(sb, verify.NewPolicy(artifact, verify.WithoutIdentitiesUnsafe()))
+	by, err := b.verifyCertificate(t, artifact)
 	if err != nil {
-		if env == nil && b.pb.GetMessageSignature().GetMessageDigest() != nil {
+		if env == nil && errors.Is(err, ErrUntrusted) && b.pb.GetMessageSignature().GetMessageDigest() != nil {
 			if got := hex.EncodeToString(b.pb.GetMessageSignature().GetMessageDigest().GetDigest()); got != want.Encoded() {
 				return SignedBy{}, "", nil, fmt.Errorf("%w: the message signature is over %s, not %s", ErrOtherDigest, got, want.Encoded())
 			}
 		}
-		return SignedBy{}, "", nil, fmt.Errorf("%w: keyless signature by %s (issuer %s): %v", ErrUntrusted, summary.SubjectAlternativeName, summary.Issuer, err)
-	}
-	got := *res.Signature.Certificate
-	if err := matchIdentity(t.Identities, got); err != nil {
 		return SignedBy{}, "", nil, err
 	}
-	by := SignedBy{Subject: got.SubjectAlternativeName, Issuer: got.Issuer, Certificate: &got}
 	if env == nil {
 		return by, "", nil, nil
 	}
@@ -240,6 +213,43 @@ func (b *Bundle) verifyKeyless(t Trust, want digest.Digest) (SignedBy, string, [
 		return SignedBy{}, "", nil, err
 	}
 	return by, predicateType, subjects, nil
+}
+
+// verifyCertificate verifies a certificate-signed bundle with sigstore-go against t's root
+// (certificate chain, transparency-log entry, timestamps; the signature over artifact), then the
+// certificate's identity against t.Identities.
+func (b *Bundle) verifyCertificate(t Trust, artifact verify.ArtifactPolicyOption) (SignedBy, error) {
+	summary, _ := b.certificateSummary()
+	if len(t.Identities) == 0 {
+		return SignedBy{}, fmt.Errorf("%w: signed keylessly by %s (issuer %s), and no certificate identity is trusted (--certificate-identity)",
+			ErrUntrusted, summary.SubjectAlternativeName, summary.Issuer)
+	}
+	tm, err := t.root()
+	if err != nil {
+		return SignedBy{}, err
+	}
+	sb, err := sgbundle.NewBundle(b.pb)
+	if err != nil {
+		return SignedBy{}, fmt.Errorf("%w: bundle: %v", ErrMalformed, err)
+	}
+	opts := []verify.VerifierOption{verify.WithTransparencyLog(1), verify.WithObserverTimestamps(1)}
+	if len(tm.CTLogs()) > 0 {
+		opts = append(opts, verify.WithSignedCertificateTimestamps(1))
+	}
+	v, err := verify.NewVerifier(tm, opts...)
+	if err != nil {
+		return SignedBy{}, fmt.Errorf("verifier: %w", err)
+	}
+	// identities are matched below, so a mismatch names the identity found and the ones wanted
+	res, err := v.Verify(sb, verify.NewPolicy(artifact, verify.WithoutIdentitiesUnsafe()))
+	if err != nil {
+		return SignedBy{}, fmt.Errorf("%w: keyless signature by %s (issuer %s): %v", ErrUntrusted, summary.SubjectAlternativeName, summary.Issuer, err)
+	}
+	got := *res.Signature.Certificate
+	if err := matchIdentity(t.Identities, got); err != nil {
+		return SignedBy{}, err
+	}
+	return SignedBy{Subject: got.SubjectAlternativeName, Issuer: got.Issuer, Certificate: &got}, nil
 }
 
 // matchIdentity checks a verified certificate against the trusted identities; the error names the

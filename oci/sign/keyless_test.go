@@ -130,3 +130,38 @@ func spliceTlog(t *testing.T, b, from []byte) []byte {
 	}
 	return out
 }
+
+func TestVerifyLegacyKeyless(t *testing.T) {
+	t.Parallel()
+	ss := signtest.NewSigstore(t)
+	payload, err := sign.NewPayload("registry.example.com/fns/set-ns", digestA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust := sign.Trust{Identities: []sign.Identity{{Subject: workflow, Issuer: actions}}, Root: ss.Root(t)}
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		want        error
+	}{
+		{name: "right identity", annotations: ss.SignLegacy(t, workflow, actions, payload)},
+		{name: "wrong identity", annotations: ss.SignLegacy(t, otherFlow, actions, payload), want: sign.ErrIdentityMismatch},
+		{name: "wrong issuer", annotations: ss.SignLegacy(t, workflow, otherIssuer, payload), want: sign.ErrIdentityMismatch},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			by, err := sign.VerifyLegacy(trust, payload, tt.annotations, digestA)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("error %v, want %v", err, tt.want)
+			}
+			if err == nil && by.Subject != workflow {
+				t.Errorf("signed by %s", by)
+			}
+		})
+	}
+	// the same signature is over digestA: asked about digestB, it is a signature moved
+	if _, err := sign.VerifyLegacy(trust, payload, tests[0].annotations, digestB); !errors.Is(err, sign.ErrOtherDigest) {
+		t.Errorf("another digest: %v, want %v", err, sign.ErrOtherDigest)
+	}
+}

@@ -1,6 +1,8 @@
 package signtest
 
 import (
+	"encoding/hex"
+	"encoding/pem"
 	"encoding/base64"
 	"encoding/json"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	protorekor "github.com/sigstore/protobuf-specs/gen/pb-go/rekor/v1"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/testing/ca"
+	"github.com/sigstore/sigstore-go/pkg/tlog"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/krm-catalog/krm-catalog/oci/sign"
@@ -140,4 +143,41 @@ func (s *Sigstore) Attest(t testing.TB, identity, issuer string, statement []byt
 		t.Fatal(err)
 	}
 	return b
+}
+
+// SignLegacy makes a keyless legacy signature of payload (a simple-signing payload) as cosign
+// stores it: the layer annotations with the signature, certificate, Rekor bundle and timestamp.
+func (s *Sigstore) SignLegacy(t testing.TB, identity, issuer string, payload []byte) map[string]string {
+	t.Helper()
+	e, err := s.vs.Sign(identity, issuer, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc, _ := e.VerificationContent()
+	sc, _ := e.SignatureContent()
+	tsrs, _ := e.Timestamps()
+	entries, _ := e.TlogEntries()
+	tle := entries[0].TransparencyLogEntry()
+	rp := tlog.RekorPayload{
+		Body: base64.StdEncoding.EncodeToString(tle.CanonicalizedBody), IntegratedTime: tle.IntegratedTime,
+		LogIndex: tle.LogIndex, LogID: hex.EncodeToString(tle.LogId.KeyId),
+	}
+	set, err := s.vs.RekorSignPayload(rp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rekorBundle, err := json.Marshal(map[string]any{"SignedEntryTimestamp": set, "Payload": rp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := json.Marshal(map[string]any{"SignedRFC3161Timestamp": tsrs[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{
+		sign.SignatureAnnotation:   base64.StdEncoding.EncodeToString(sc.MessageSignatureContent().Signature()),
+		sign.CertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: vc.Certificate().Raw})),
+		sign.RekorBundleAnnotation: string(rekorBundle),
+		sign.TimestampAnnotation:   string(ts),
+	}
 }
