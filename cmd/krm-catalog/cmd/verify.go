@@ -15,7 +15,7 @@ func newVerifyCmd() *cobra.Command {
 	var (
 		rf                registryFlags
 		format            string
-		keys              []string
+		tf                trustFlags
 		requirePinned     bool
 		requireSignatures bool
 		strict            bool
@@ -56,7 +56,7 @@ or the command was used wrongly.`,
 			if !slices.Contains(gate.Formats(), format) {
 				return usageErr(fmt.Errorf("--format must be one of %s, not %q", strings.Join(gate.Formats(), ", "), format))
 			}
-			pubs, err := loadKeys(keys)
+			trust, err := tf.load()
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,7 @@ or the command was used wrongly.`,
 				return err
 			}
 			g, err := gate.New(client, gate.Options{
-				RequirePinned: requirePinned, Strict: strict, Keys: pubs, RequireSignatures: requireSignatures, Offline: offline,
+				RequirePinned: requirePinned, Strict: strict, Keys: trust.Keys, Identities: trust.Identities, TrustedRoot: trust.Root, RequireSignatures: requireSignatures, Offline: offline,
 				MaxSize: maxSize,
 			})
 			if err != nil {
@@ -96,9 +96,9 @@ or the command was used wrongly.`,
 	cmd.Flags().BoolVar(&rf.plainHTTP, "plain-http", false, "talk plain HTTP to registries (automatic for localhost, 127.0.0.1 and ::1)")
 	addRegistryTimeoutFlag(cmd.Flags(), &rf.timeout)
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, junit or results")
-	cmd.Flags().StringArrayVar(&keys, "key", nil, "trusted cosign public key (repeatable)")
+	tf.register(cmd.Flags(), "trusted cosign public key (repeatable)")
 	cmd.Flags().BoolVar(&requirePinned, "require-pinned", true, "a container image with a semver tag must be pinned by digest (false: a warning)")
-	cmd.Flags().BoolVar(&requireSignatures, "require-signatures", false, "every OCI artifact checked must be signed by one of the --key keys")
+	cmd.Flags().BoolVar(&requireSignatures, "require-signatures", false, "every OCI artifact checked must be signed by one of the --key keys or by the --certificate-identity")
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors")
 	cmd.Flags().BoolVar(&offline, "offline", false, "validate only; contact no registry or server, check no artifact")
 	addSizeFlag(cmd.Flags(), &maxSize, "max-size", oci.DefaultPullMaxBytes, "largest file downloaded to check its sha256 (an exec binary or starlark script named by https://)")

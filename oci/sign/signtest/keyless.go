@@ -1,10 +1,10 @@
 package signtest
 
 import (
-	"encoding/hex"
-	"encoding/pem"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"testing"
 	"time"
 
