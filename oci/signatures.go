@@ -13,7 +13,6 @@ import (
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry/remote"
 
@@ -217,6 +216,9 @@ func (c *Client) bundleSignatures(ctx context.Context, repo *remote.Repository, 
 	}
 	var out []Signature
 	for _, r := range refs {
+		if isAttestation(r) {
+			continue
+		}
 		s := Signature{Format: FormatBundle, Manifest: r.desc.Digest}
 		if r.err != nil {
 			s.setProblem(r.err)
@@ -305,23 +307,11 @@ func (c *Client) signBundle(ctx context.Context, refStr string, signer *sign.Sig
 	if err != nil {
 		return Signature{}, err
 	}
-	layer := content.NewDescriptorFromBytes(sign.BundleMediaType, b)
-	if err := sub.repo.Push(ctx, layer, bytes.NewReader(b)); err != nil {
-		return Signature{}, fmt.Errorf("upload bundle: %w", err)
-	}
-	// The annotations cosign v3 puts on its bundle referrers.
-	desc, err := oras.PackManifest(ctx, sub.repo, oras.PackManifestVersion1_1, sign.BundleMediaType, oras.PackManifestOptions{
-		Subject: &sub.desc,
-		Layers:  []ocispec.Descriptor{layer},
-		ManifestAnnotations: map[string]string{
-			"dev.sigstore.bundle.content":       "dsse-envelope",
-			"dev.sigstore.bundle.predicateType": sign.CosignSignPredicateType,
-		},
-	})
+	desc, err := attachBundle(ctx, sub.repo, sub.desc, b, sign.CosignSignPredicateType)
 	if err != nil {
 		return Signature{}, err
 	}
-	return Signature{Format: FormatBundle, Manifest: desc.Digest, Blob: layer.Digest, Verified: true, Key: signer.Public().String()}, nil
+	return Signature{Format: FormatBundle, Manifest: desc.Digest, Blob: digest.FromBytes(b), Verified: true, Key: signer.Public().String()}, nil
 }
 
 func (c *Client) sign(ctx context.Context, refStr string, signer *sign.Signer) (Signature, error) {

@@ -39,6 +39,12 @@ type Options struct {
 	// RequireSignatures makes a missing or untrusted signature an error (else a warning). It needs
 	// Keys or Identities.
 	RequireSignatures bool
+	// RequireProvenance makes each pinned artifact need an SLSA provenance attestation (an OCI
+	// referrer, as cosign attests) signed by a trusted key or identity, about its digest, that
+	// satisfies Provenance and the source repository its catalog entry states. Without it, an entry
+	// that states a source repository is still checked, a failure being a warning.
+	RequireProvenance bool
+	Provenance        sign.ProvenancePolicy
 	// Offline skips every registry check; only the documents are validated.
 	Offline bool
 	// HTTPClient fetches https:// inputs (and http:// ones on this machine), and the exec binaries
@@ -74,8 +80,11 @@ func New(client *oci.Client, opts Options) (*Gate, error) {
 	if opts.RequireSignatures && opts.trust().IsZero() {
 		return nil, errors.New("signatures can only be required with at least one trusted key or certificate identity")
 	}
-	if opts.Offline && opts.RequireSignatures {
-		return nil, errors.New("signatures cannot be checked offline")
+	if opts.RequireProvenance && opts.trust().IsZero() {
+		return nil, errors.New("provenance can only be required with at least one trusted key or certificate identity: they sign it")
+	}
+	if opts.Offline && (opts.RequireSignatures || opts.RequireProvenance) {
+		return nil, errors.New("signatures and provenance cannot be checked offline")
 	}
 	v, err := catalog.NewValidator()
 	if err != nil {
@@ -107,6 +116,8 @@ type Check struct {
 	Digest string `json:"digest,omitempty"`
 	// Signed names the key, or the certificate identity, whose signature verified.
 	Signed string `json:"signedBy,omitempty"`
+	// Provenance says what the provenance that verified states: source, builder, signer.
+	Provenance string `json:"provenance,omitempty"`
 	// Skipped says why the artifact was not checked (SkippedOffline, ...); empty when it was.
 	Skipped  string           `json:"skipped,omitempty"`
 	OK       bool             `json:"ok"`
@@ -273,6 +284,7 @@ func (g *Gate) checkDocument(ctx context.Context, d *catalog.Document) []Check {
 					c.Skipped = SkippedOffline
 				} else {
 					run(&c)
+					g.checkProvenance(ctx, &c, v.Provenance)
 				}
 				checks = append(checks, c.done())
 			}

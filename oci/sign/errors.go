@@ -16,4 +16,7 @@ var (
 	// ErrIdentityMismatch: a keyless signature verifies, but its certificate names an identity
 	// that is not trusted. It is an ErrUntrusted.
 	ErrIdentityMismatch = fmt.Errorf("%w: certificate identity not trusted", ErrUntrusted)
+	// ErrProvenanceMismatch: a verified provenance attestation says something else than the
+	// policy wants (builder, source repository, ref).
+	ErrProvenanceMismatch = errors.New("provenance does not match")
 )

@@ -40,7 +40,19 @@ func NewSigstore(t testing.TB) *Sigstore {
 // Root is the trusted material; without CT logs, since the virtual Fulcio embeds no SCTs.
 func (s *Sigstore) Root(t testing.TB) *root.TrustedRoot {
 	t.Helper()
-	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, s.vs.FulcioCertificateAuthorities(), nil, s.vs.TimestampingAuthorities(), s.vs.RekorLogs())
+	// The virtual Rekor's logs carry their ID as hex text where a trusted root holds the raw bytes:
+	// as written to trusted_root.json they would name another log.
+	logs := map[string]*root.TransparencyLog{}
+	for id, l := range s.vs.RekorLogs() {
+		raw, err := hex.DecodeString(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixed := *l
+		fixed.ID = raw
+		logs[id] = &fixed
+	}
+	tr, err := root.NewTrustedRoot(root.TrustedRootMediaType01, s.vs.FulcioCertificateAuthorities(), nil, s.vs.TimestampingAuthorities(), logs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,5 +191,20 @@ func (s *Sigstore) SignLegacy(t testing.TB, identity, issuer string, payload []b
 		sign.CertificateAnnotation: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: vc.Certificate().Raw})),
 		sign.RekorBundleAnnotation: string(rekorBundle),
 		sign.TimestampAnnotation:   string(ts),
+	}
+}
+
+// GitHubProvenance is an SLSA v1 predicate as GitHub's artifact attestations write it for a
+// workflow run of repo at ref.
+func GitHubProvenance(repo, ref string) map[string]any {
+	return map[string]any{
+		"buildDefinition": map[string]any{
+			"buildType": "https://actions.github.io/buildtypes/workflow/v1",
+			"externalParameters": map[string]any{
+				"workflow": map[string]any{"ref": ref, "repository": repo, "path": ".github/workflows/release.yml"},
+			},
+			"resolvedDependencies": []any{map[string]any{"uri": "git+" + repo + "@" + ref}},
+		},
+		"runDetails": map[string]any{"builder": map[string]any{"id": "https://github.com/actions/runner/github-hosted"}},
 	}
 }

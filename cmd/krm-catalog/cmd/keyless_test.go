@@ -1,0 +1,92 @@
+package cmd
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/registrytest"
+	"github.com/krm-catalog/krm-catalog/oci/sign"
+	"github.com/krm-catalog/krm-catalog/oci/sign/signtest"
+)
+
+// TestVerifyKeyless is the acceptance of keyless trust: artifacts a virtual Sigstore signed and
+// attested for a GitHub workflow identity, stored as referrers the way cosign v3 stores them, pass
+// verify with that identity, the trusted root written to a file, and the provenance's source
+// repository; another identity, another issuer, another repository, or no provenance fail with
+// exit 1 and the mismatch named.
+func TestVerifyKeyless(t *testing.T) {
+	const (
+		identity = "https://github.com/example/fns/.github/workflows/release.yml@refs/tags/v1.0.0"
+		issuer   = "https://token.actions.githubusercontent.com"
+		repo     = "https://github.com/example/fns"
+		// binarySHA256 is the sha256 of the file "binary"
+		binarySHA256 = "9a3a45d01531a20e89ac6ae10b0b0beb0492acd7216a368aa062d1a5fecaf9cd"
+	)
+	dir := ociEnv(t)
+	ctx := context.Background()
+	ss := signtest.NewSigstore(t)
+	rootFile := writeTestFile(t, dir, "trusted_root.json", string(ss.RootJSON(t)), 0o644)
+	bin := writeTestFile(t, dir, "bin", "binary", 0o755)
+	client := oci.NewClient(oci.Options{})
+
+	for _, reg := range registrytest.Both(t) {
+		t.Run(reg.Name, func(t *testing.T) {
+			catalogFor := func(name, ref string) string {
+				return writeTestFile(t, dir, reg.Name+"-"+name+".yaml", execCatalog(ref, binarySHA256), 0o644)
+			}
+			// attested: signed and with provenance from repo; signedOnly: signed, no provenance
+			attested, signedOnly := reg.Host+"/fns/attested:v1", reg.Host+"/fns/signed:v1"
+			for _, ref := range []string{attested, signedOnly} {
+				mustRun(t, ExitOK, "", "push", "--type", "exec", "--platform", "linux/amd64="+bin, ref)
+				art, err := client.Resolve(ctx, ref, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := client.AttachBundle(ctx, ref, ss.Sign(t, identity, issuer, art.Root.Digest, signtest.BundleOptions{})); err != nil {
+					t.Fatal(err)
+				}
+				if ref == attested {
+					statement := signtest.Statement(t, art.Root.Digest, sign.SLSAProvenanceV1, signtest.GitHubProvenance(repo, "refs/tags/v1.0.0"))
+					if _, err := client.AttachBundle(ctx, ref, ss.Attest(t, identity, issuer, statement, signtest.BundleOptions{})); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			good, noProvenance := catalogFor("attested", attested), catalogFor("signed", signedOnly)
+			keyless := []string{"verify", "--trusted-root", rootFile, "--require-signatures", "--certificate-oidc-issuer", issuer}
+
+			tests := []struct {
+				name string
+				args []string
+				code int
+				want []string // what the output must name
+			}{
+				{"right identity", append(keyless, "--certificate-identity-regexp", `^https://github\.com/example/fns/`, good), ExitOK, nil},
+				{"right identity, exact", append(keyless, "--certificate-identity", identity, noProvenance), ExitOK, nil},
+				{"another identity", append(keyless, "--certificate-identity-regexp", `^https://github\.com/other/`, good), ExitFailure,
+					[]string{identity, `matching /^https://github\.com/other//`}},
+				{"another issuer", []string{"verify", "--trusted-root", rootFile, "--require-signatures", "--certificate-identity", identity,
+					"--certificate-oidc-issuer", "https://accounts.example.com", good}, ExitFailure, []string{`issuer "` + issuer + `"`, "https://accounts.example.com"}},
+				{"provenance from the repository", append(keyless, "--certificate-identity", identity, "--require-provenance", "--provenance-source-repo", repo, good), ExitOK, nil},
+				{"provenance from another repository", append(keyless, "--certificate-identity", identity, "--require-provenance", "--provenance-source-repo", "https://github.com/other/fns", good), ExitFailure,
+					[]string{`source repository is "` + repo + `", want "https://github.com/other/fns"`}},
+				{"no provenance", append(keyless, "--certificate-identity", identity, "--require-provenance", "--provenance-source-repo", repo, noProvenance), ExitFailure,
+					[]string{"no SLSA provenance attestation"}},
+			}
+			for _, tt := range tests {
+				code, stdout, stderr := run(t, "", tt.args...)
+				if code != tt.code {
+					t.Errorf("%s: exit %d, want %d\nstdout: %s\nstderr: %s", tt.name, code, tt.code, stdout, stderr)
+					continue
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(stdout+stderr, w) {
+						t.Errorf("%s: the output does not name %q:\n%s%s", tt.name, w, stdout, stderr)
+					}
+				}
+			}
+		})
+	}
+}
