@@ -102,7 +102,8 @@ func (s *Sigstore) Sign(t testing.TB, identity, issuer string, subject digest.Di
 }
 
 // Attest makes a keyless v0.3 bundle of a DSSE envelope over statement, with a Rekor entry
-// carrying an inclusion proof, and an RFC 3161 timestamp unless o.NoTimestamp.
+// carrying an inclusion proof and a signed entry timestamp, and an RFC 3161 timestamp unless
+// o.NoTimestamp.
 func (s *Sigstore) Attest(t testing.TB, identity, issuer string, statement []byte, o BundleOptions) []byte {
 	t.Helper()
 	at := o.At
@@ -128,6 +129,15 @@ func (s *Sigstore) Attest(t testing.TB, identity, issuer string, statement []byt
 		tle := en.TransparencyLogEntry()
 		// the virtual Rekor logs DSSE entries; NewEntry leaves the kind out of the protobuf form
 		tle.KindVersion = &protorekor.KindVersion{Kind: "dsse", Version: "0.0.1"}
+		// and the signed entry timestamp, which makes the integrated time a verified time
+		set, err := s.vs.RekorSignPayload(tlog.RekorPayload{
+			Body: base64.StdEncoding.EncodeToString(tle.CanonicalizedBody), IntegratedTime: tle.IntegratedTime,
+			LogIndex: tle.LogIndex, LogID: hex.EncodeToString(tle.LogId.KeyId),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tle.InclusionPromise = &protorekor.InclusionPromise{SignedEntryTimestamp: set}
 		pb.VerificationMaterial.TlogEntries = append(pb.VerificationMaterial.TlogEntries, tle)
 	}
 	if !o.NoTimestamp {
