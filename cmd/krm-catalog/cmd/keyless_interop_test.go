@@ -20,12 +20,7 @@ import (
 // identity as krm-catalog does; krm-catalog verifies the provenance cosign attests with a key.
 func TestKeylessInterop(t *testing.T) {
 	cosign3 := tool(t, "cosign-v3")
-	const (
-		identity = "https://github.com/example/fns/.github/workflows/release.yml@refs/tags/v1.0.0"
-		other    = "https://github.com/other/fns/.github/workflows/release.yml@refs/heads/main"
-		issuer   = "https://token.actions.githubusercontent.com"
-		repo     = "https://github.com/example/fns"
-	)
+	const other = "https://github.com/other/fns/.github/workflows/release.yml@refs/heads/main"
 	dir := ociEnv(t)
 	ctx := context.Background()
 	ss := signtest.NewSigstore(t)
@@ -39,7 +34,6 @@ func TestKeylessInterop(t *testing.T) {
 	}
 	predicateFile := writeTestFile(t, dir, "provenance.json", string(predicate), 0o644)
 	client := oci.NewClient(oci.Options{})
-	const binarySHA256 = "9a3a45d01531a20e89ac6ae10b0b0beb0492acd7216a368aa062d1a5fecaf9cd"
 
 	for _, reg := range registrytest.Both(t) {
 		t.Run(reg.Name, func(t *testing.T) {
@@ -48,15 +42,11 @@ func TestKeylessInterop(t *testing.T) {
 				t.Fatal(err)
 			}
 			ref := reg.Host + "/interop/keyless:v1"
-			mustRun(t, ExitOK, "", "push", "--type", "exec", "--platform", "linux/amd64="+bin, ref)
-			art, err := client.Resolve(ctx, ref, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pinned := reg.Host + "/interop/keyless@" + art.Root.Digest.String()
+			d := pushExec(t, client, ref, bin)
+			pinned := reg.Host + "/interop/keyless@" + d.String()
 			for _, b := range [][]byte{
-				ss.Sign(t, identity, issuer, art.Root.Digest, signtest.BundleOptions{}),
-				ss.Attest(t, identity, issuer, signtest.Statement(t, art.Root.Digest, sign.SLSAProvenanceV1, signtest.GitHubProvenance(repo, "refs/tags/v1.0.0")), signtest.BundleOptions{}),
+				ss.Sign(t, identity, issuer, d, signtest.BundleOptions{}),
+				ss.Attest(t, identity, issuer, signtest.Statement(t, d, sign.SLSAProvenanceV1, signtest.GitHubProvenance(repo, "refs/tags/v1.0.0")), signtest.BundleOptions{}),
 			} {
 				if _, err := client.AttachBundle(ctx, ref, b); err != nil {
 					t.Fatal(err)
@@ -87,12 +77,7 @@ func TestKeylessInterop(t *testing.T) {
 			})
 			t.Run("krm-catalog verifies the provenance cosign attests", func(t *testing.T) {
 				keyRef := reg.Host + "/interop/attested-by-cosign:v1"
-				mustRun(t, ExitOK, "", "push", "--type", "exec", "--platform", "linux/amd64="+bin, keyRef)
-				a, err := client.Resolve(ctx, keyRef, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				keyPinned := reg.Host + "/interop/attested-by-cosign@" + a.Root.Digest.String()
+				keyPinned := reg.Host + "/interop/attested-by-cosign@" + pushExec(t, client, keyRef, bin).String()
 				mustCLI(t, work, cosign3, "attest", "--key", key, "--type", "slsaprovenance1", "--predicate", predicateFile,
 					"--use-signing-config=false", "--tlog-upload=false", "--allow-http-registry", "--yes", keyPinned)
 				mustCLI(t, work, cosign3, "verify-attestation", "--key", pub, "--type", "slsaprovenance1", "--insecure-ignore-tlog", "--allow-http-registry", keyPinned)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opencontainers/go-digest"
+
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/registrytest"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
@@ -16,14 +18,27 @@ import (
 // verify with that identity, the trusted root written to a file, and the provenance's source
 // repository; another identity, another issuer, another repository, or no provenance fail with
 // exit 1 and the mismatch named.
+// The keyless signer of the tests: a GitHub release workflow of repo.
+const (
+	identity = "https://github.com/example/fns/.github/workflows/release.yml@refs/tags/v1.0.0"
+	issuer   = "https://token.actions.githubusercontent.com"
+	repo     = "https://github.com/example/fns"
+	// binarySHA256 is the sha256 of the file "binary"
+	binarySHA256 = "9a3a45d01531a20e89ac6ae10b0b0beb0492acd7216a368aa062d1a5fecaf9cd"
+)
+
+// pushExec pushes bin as the linux/amd64 exec artifact ref and returns the artifact's digest.
+func pushExec(t *testing.T, client *oci.Client, ref, bin string) digest.Digest {
+	t.Helper()
+	mustRun(t, ExitOK, "", "push", "--type", "exec", "--platform", "linux/amd64="+bin, ref)
+	art, err := client.Resolve(context.Background(), ref, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return art.Root.Digest
+}
+
 func TestVerifyKeyless(t *testing.T) {
-	const (
-		identity = "https://github.com/example/fns/.github/workflows/release.yml@refs/tags/v1.0.0"
-		issuer   = "https://token.actions.githubusercontent.com"
-		repo     = "https://github.com/example/fns"
-		// binarySHA256 is the sha256 of the file "binary"
-		binarySHA256 = "9a3a45d01531a20e89ac6ae10b0b0beb0492acd7216a368aa062d1a5fecaf9cd"
-	)
 	dir := ociEnv(t)
 	ctx := context.Background()
 	ss := signtest.NewSigstore(t)
@@ -39,16 +54,12 @@ func TestVerifyKeyless(t *testing.T) {
 			// attested: signed and with provenance from repo; signedOnly: signed, no provenance
 			attested, signedOnly := reg.Host+"/fns/attested:v1", reg.Host+"/fns/signed:v1"
 			for _, ref := range []string{attested, signedOnly} {
-				mustRun(t, ExitOK, "", "push", "--type", "exec", "--platform", "linux/amd64="+bin, ref)
-				art, err := client.Resolve(ctx, ref, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if _, err := client.AttachBundle(ctx, ref, ss.Sign(t, identity, issuer, art.Root.Digest, signtest.BundleOptions{})); err != nil {
+				d := pushExec(t, client, ref, bin)
+				if _, err := client.AttachBundle(ctx, ref, ss.Sign(t, identity, issuer, d, signtest.BundleOptions{})); err != nil {
 					t.Fatal(err)
 				}
 				if ref == attested {
-					statement := signtest.Statement(t, art.Root.Digest, sign.SLSAProvenanceV1, signtest.GitHubProvenance(repo, "refs/tags/v1.0.0"))
+					statement := signtest.Statement(t, d, sign.SLSAProvenanceV1, signtest.GitHubProvenance(repo, "refs/tags/v1.0.0"))
 					if _, err := client.AttachBundle(ctx, ref, ss.Attest(t, identity, issuer, statement, signtest.BundleOptions{})); err != nil {
 						t.Fatal(err)
 					}
