@@ -136,3 +136,21 @@ func (c *Client) Attestations(ctx context.Context, ref string, trust sign.Trust,
 func (a *Attestation) setProblem(err error) {
 	a.err, a.Problem = err, err.Error()
 }
+
+// SignKeyless signs what ref names keylessly (sign.SignKeyless: a Fulcio certificate for the
+// identity token, a Rekor entry) and stores the bundle as a referrer, as cosign v3 does.
+func (c *Client) SignKeyless(ctx context.Context, ref string, o sign.KeylessOptions) (Signature, error) {
+	sub, err := c.lookup(ctx, ref)
+	if err != nil {
+		return Signature{}, fmt.Errorf("sign %s: %w", ref, err)
+	}
+	b, err := sign.SignKeyless(ctx, sub.desc.Digest, o)
+	if err != nil {
+		return Signature{}, fmt.Errorf("sign %s: %w", ref, err)
+	}
+	desc, err := attachBundle(ctx, sub.repo, sub.desc, b, sign.CosignSignPredicateType)
+	if err != nil {
+		return Signature{}, fmt.Errorf("sign %s: %w", ref, err)
+	}
+	return Signature{Format: FormatBundle, Manifest: desc.Digest, Blob: digest.FromBytes(b)}, nil
+}
