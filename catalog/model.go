@@ -233,6 +233,9 @@ func decodeVersion(m map[string]any) Version {
 	if b, ok := m["idempotent"].(bool); ok {
 		v.Idempotent = &b
 	}
+	if p, ok := m["provenance"].(map[string]any); ok {
+		v.Provenance = &Provenance{SourceRepository: str(p["sourceRepository"])}
+	}
 	rt := obj(m["runtime"])
 	if c, ok := rt["container"].(map[string]any); ok {
 		net, _ := c["requireNetwork"].(bool)

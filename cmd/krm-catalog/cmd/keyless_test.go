@@ -66,6 +66,9 @@ func TestVerifyKeyless(t *testing.T) {
 				}
 			}
 			good, noProvenance := catalogFor("attested", attested), catalogFor("signed", signedOnly)
+			// an entry stating another source repository than its provenance names
+			elsewhere := writeTestFile(t, dir, reg.Name+"-elsewhere.yaml", strings.Replace(execCatalog(attested, binarySHA256),
+				"          runtime:\n", "          provenance:\n            sourceRepository: https://github.com/other/fns\n          runtime:\n", 1), 0o644)
 			keyless := []string{"verify", "--trusted-root", rootFile, "--require-signatures", "--certificate-oidc-issuer", issuer}
 
 			tests := []struct {
@@ -83,6 +86,15 @@ func TestVerifyKeyless(t *testing.T) {
 				{"provenance from the repository", append(keyless, "--certificate-identity", identity, "--require-provenance", "--provenance-source-repo", repo, good), ExitOK, nil},
 				{"provenance from another repository", append(keyless, "--certificate-identity", identity, "--require-provenance", "--provenance-source-repo", "https://github.com/other/fns", good), ExitFailure,
 					[]string{`source repository is "` + repo + `", want "https://github.com/other/fns"`}},
+				{"the entry's source repository, required", append(keyless, "--certificate-identity", identity, "--require-provenance", elsewhere), ExitFailure,
+					[]string{`source repository is "` + repo + `", want "https://github.com/other/fns"`}},
+				{"the entry's source repository, a warning", append(keyless, "--certificate-identity", identity, elsewhere), ExitOK,
+					[]string{"warning: " + reg.Host + "/fns/attested@", `want "https://github.com/other/fns"`}},
+				{"pull with the identity", []string{"pull", "-o", t.TempDir(), "--trusted-root", rootFile, "--certificate-identity", identity, "--certificate-oidc-issuer", issuer, attested}, ExitOK, nil},
+				{"pull with another identity", []string{"pull", "-o", t.TempDir(), "--trusted-root", rootFile, "--certificate-identity", "https://github.com/other/fns/x@refs/heads/main", "--certificate-oidc-issuer", issuer, attested}, ExitFailure,
+					[]string{identity}},
+				{"an identity without an issuer", []string{"verify", "--trusted-root", rootFile, "--certificate-identity", identity, good}, ExitUsage,
+					[]string{"--certificate-oidc-issuer"}},
 				{"no provenance", append(keyless, "--certificate-identity", identity, "--require-provenance", "--provenance-source-repo", repo, noProvenance), ExitFailure,
 					[]string{"no SLSA provenance attestation"}},
 			}
