@@ -69,6 +69,17 @@ func TestVerifyKeyless(t *testing.T) {
 			// an entry stating another source repository than its provenance names
 			elsewhere := writeTestFile(t, dir, reg.Name+"-elsewhere.yaml", strings.Replace(execCatalog(attested, binarySHA256),
 				"          runtime:\n", "          provenance:\n            sourceRepository: https://github.com/other/fns\n          runtime:\n", 1), 0o644)
+			// the catalog itself, pushed and signed keylessly: resolve trusts it by identity
+			catalogRef := reg.Host + "/catalogs/keyless:v1"
+			mustRun(t, ExitOK, "", "push", catalogRef, good)
+			catArt, err := client.Resolve(ctx, catalogRef, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := client.AttachBundle(ctx, catalogRef, ss.Sign(t, identity, issuer, catArt.Root.Digest, signtest.BundleOptions{})); err != nil {
+				t.Fatal(err)
+			}
+			resolve := []string{"resolve", "--catalog", "oci://" + catalogRef, "--trusted-catalog", "oci://" + catalogRef, "--trusted-root", rootFile, "--certificate-oidc-issuer", issuer}
 			keyless := []string{"verify", "--trusted-root", rootFile, "--require-signatures", "--certificate-oidc-issuer", issuer}
 
 			tests := []struct {
@@ -92,6 +103,9 @@ func TestVerifyKeyless(t *testing.T) {
 					[]string{"warning: " + reg.Host + "/fns/attested@", `want "https://github.com/other/fns"`}},
 				{"pull with the identity", []string{"pull", "-o", t.TempDir(), "--trusted-root", rootFile, "--certificate-identity", identity, "--certificate-oidc-issuer", issuer, attested}, ExitOK, nil},
 				{"pull with another identity", []string{"pull", "-o", t.TempDir(), "--trusted-root", rootFile, "--certificate-identity", "https://github.com/other/fns/x@refs/heads/main", "--certificate-oidc-issuer", issuer, attested}, ExitFailure,
+					[]string{identity}},
+				{"resolve a catalog signed by the identity", append(resolve, "--certificate-identity", identity, "fn.example.com/v1", "Echo"), ExitOK, []string{attested}},
+				{"resolve a catalog signed by another identity", append(resolve, "--certificate-identity-regexp", "^https://github.com/other/", "fn.example.com/v1", "Echo"), ExitUsage, // as with --key: a catalog that cannot be fetched
 					[]string{identity}},
 				{"an identity without an issuer", []string{"verify", "--trusted-root", rootFile, "--certificate-identity", identity, good}, ExitUsage,
 					[]string{"--certificate-oidc-issuer"}},
