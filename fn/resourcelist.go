@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
+	"github.com/krm-catalog/krm-catalog/internal/yamlpos"
 )
 
 // ResourceList wire constants (KRM Functions Specification v1).
@@ -580,7 +581,7 @@ func decodeYAMLv3(data []byte) ([]*yaml.Node, error) {
 			return docs, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, yamlpos.Locate(data, err)
 		}
 		if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null") {
 			continue // empty document: only comments, or "---" alone
