@@ -58,6 +58,14 @@ type Version struct {
 	License                 string         `json:"license,omitempty"`
 	Maintainers             []string       `json:"maintainers,omitempty"`
 	ConformWithSpecVersions []string       `json:"conformWithSpecVersions,omitempty"`
+	// Provenance is what the version's SLSA provenance must say, nil when the entry states nothing.
+	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// Provenance is what a catalog entry expects of its artifacts' SLSA provenance.
+type Provenance struct {
+	// SourceRepository is the repository the artifacts must be built from.
+	SourceRepository string `json:"sourceRepository,omitempty"`
 }
 
 // APIVersion is the functionConfig apiVersion this version serves: group/version.
@@ -224,6 +232,9 @@ func decodeVersion(m map[string]any) Version {
 	}
 	if b, ok := m["idempotent"].(bool); ok {
 		v.Idempotent = &b
+	}
+	if p, ok := m["provenance"].(map[string]any); ok {
+		v.Provenance = &Provenance{SourceRepository: str(p["sourceRepository"])}
 	}
 	rt := obj(m["runtime"])
 	if c, ok := rt["container"].(map[string]any); ok {

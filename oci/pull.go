@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore-go/pkg/root"
 	"oras.land/oras-go/v2/registry/remote"
 
 	"github.com/krm-catalog/krm-catalog/oci/sign"
@@ -25,6 +26,10 @@ type PullOptions struct {
 	Platform *ocispec.Platform
 	// Keys, when given, must verify a signature of the artifact before any file is written.
 	Keys []sign.PublicKey
+	// Identities are trusted keyless signers, beside Keys; TrustedRoot verifies their
+	// certificates (nil: the embedded public-good root).
+	Identities  []sign.Identity
+	TrustedRoot root.TrustedMaterial
 	// MaxBytes bounds the size of all the files written together; 0 means DefaultPullMaxBytes.
 	MaxBytes int64
 }
@@ -74,8 +79,8 @@ func (c *Client) pull(ctx context.Context, refStr string, opts PullOptions) (Pul
 		return PullResult{}, err
 	}
 	res := PullResult{Artifact: a, Cached: cachedRoot}
-	if len(opts.Keys) > 0 {
-		sig, err := c.verifySignatures(ctx, repo, a.Reference, a.Root, opts.Keys)
+	if trust := (sign.Trust{Keys: opts.Keys, Identities: opts.Identities, Root: opts.TrustedRoot}); !trust.IsZero() {
+		sig, err := c.verifySignatures(ctx, repo, a.Reference, a.Root, trust)
 		if err != nil {
 			return PullResult{}, err
 		}

@@ -89,14 +89,19 @@ type Discovery struct {
 // Discover lists the definitions and signatures attached to what ref names, checking signatures
 // with keys when given.
 func (c *Client) Discover(ctx context.Context, ref string, keys []sign.PublicKey) (Discovery, error) {
-	d, err := c.discover(ctx, ref, keys)
+	return c.DiscoverWith(ctx, ref, sign.Trust{Keys: keys})
+}
+
+// DiscoverWith is Discover verifying signatures against trust: keys and identities.
+func (c *Client) DiscoverWith(ctx context.Context, ref string, trust sign.Trust) (Discovery, error) {
+	d, err := c.discover(ctx, ref, trust)
 	if err != nil {
 		return Discovery{}, fmt.Errorf("discover %s: %w", ref, err)
 	}
 	return d, nil
 }
 
-func (c *Client) discover(ctx context.Context, refStr string, keys []sign.PublicKey) (Discovery, error) {
+func (c *Client) discover(ctx context.Context, refStr string, trust sign.Trust) (Discovery, error) {
 	sub, err := c.lookup(ctx, refStr)
 	if err != nil {
 		return Discovery{}, err
@@ -122,7 +127,7 @@ func (c *Client) discover(ctx context.Context, refStr string, keys []sign.Public
 			d.Others = append(d.Others, r.desc)
 		}
 	}
-	d.Signatures, err = c.signatures(ctx, repo, subject, keys)
+	d.Signatures, err = c.signatures(ctx, repo, subject, trust)
 	if err != nil {
 		return Discovery{}, err
 	}

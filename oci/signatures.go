@@ -13,7 +13,6 @@ import (
 	"github.com/opencontainers/go-digest"
 	"github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
-	"oras.land/oras-go/v2"
 	"oras.land/oras-go/v2/content"
 	"oras.land/oras-go/v2/registry/remote"
 
@@ -47,24 +46,41 @@ type Signature struct {
 	Manifest digest.Digest `json:"manifest"`
 	// Blob is the signed payload (legacy) or the bundle.
 	Blob digest.Digest `json:"blob"`
-	// Verified is set when a trusted key verified the signature over the artifact's digest.
+	// Verified is set when a trusted key or identity verified the signature over the artifact's
+	// digest.
 	Verified bool `json:"verified"`
 	// Key names the key that verified it.
 	Key string `json:"key,omitempty"`
-	// Problem says why it did not verify, when keys were given.
+	// Identity and Issuer name the certificate identity of a keyless signature that verified.
+	Identity string `json:"identity,omitempty"`
+	Issuer   string `json:"issuer,omitempty"`
+	// Problem says why it did not verify, when keys or identities were given.
 	Problem string `json:"problem,omitempty"`
 
 	err error
 }
 
+// SignedBy names who made a verified signature: its key, or its identity and issuer.
+func (s Signature) SignedBy() string {
+	if s.Identity != "" {
+		return fmt.Sprintf("%s (issuer %s)", s.Identity, s.Issuer)
+	}
+	return s.Key
+}
+
 // Signatures lists the signatures of what ref names, in both formats, and checks each with keys
 // (none: nothing is verified). subject is the descriptor that was looked up.
 func (c *Client) Signatures(ctx context.Context, ref string, keys []sign.PublicKey) (ocispec.Descriptor, []Signature, error) {
+	return c.SignaturesWith(ctx, ref, sign.Trust{Keys: keys})
+}
+
+// SignaturesWith is Signatures checking each signature against trust: keys and identities.
+func (c *Client) SignaturesWith(ctx context.Context, ref string, trust sign.Trust) (ocispec.Descriptor, []Signature, error) {
 	sub, err := c.lookup(ctx, ref)
 	if err != nil {
 		return ocispec.Descriptor{}, nil, fmt.Errorf("signatures of %s: %w", ref, err)
 	}
-	sigs, err := c.signatures(ctx, sub.repo, sub.desc, keys)
+	sigs, err := c.signatures(ctx, sub.repo, sub.desc, trust)
 	if err != nil {
 		return ocispec.Descriptor{}, nil, fmt.Errorf("signatures of %s: %w", ref, err)
 	}
@@ -74,11 +90,18 @@ func (c *Client) Signatures(ctx context.Context, ref string, keys []sign.PublicK
 // VerifySignatures returns a signature of ref by one of keys over ref's digest, or
 // ErrNoSignature, ErrSignatureForOtherDigest or ErrUntrustedSignature.
 func (c *Client) VerifySignatures(ctx context.Context, ref string, keys []sign.PublicKey) (Signature, error) {
+	return c.VerifySignaturesWith(ctx, ref, sign.Trust{Keys: keys})
+}
+
+// VerifySignaturesWith returns a signature of ref trusted by trust (a key's, or a keyless one of a
+// trusted identity) over ref's digest, or ErrNoSignature, ErrSignatureForOtherDigest or
+// ErrUntrustedSignature naming what did not match.
+func (c *Client) VerifySignaturesWith(ctx context.Context, ref string, trust sign.Trust) (Signature, error) {
 	sub, err := c.lookup(ctx, ref)
 	if err != nil {
 		return Signature{}, fmt.Errorf("verify %s: %w", ref, err)
 	}
-	sig, err := c.verifySignatures(ctx, sub.repo, sub.ref, sub.desc, keys)
+	sig, err := c.verifySignatures(ctx, sub.repo, sub.ref, sub.desc, trust)
 	if err != nil {
 		return Signature{}, fmt.Errorf("verify %s: %w", ref, err)
 	}
@@ -88,7 +111,13 @@ func (c *Client) VerifySignatures(ctx context.Context, ref string, keys []sign.P
 // SignatureStatus reports whether the manifest ref names is signed by one of keys (the service's
 // registered keys). Errors are left for registry failures: a bad signature is just not verified.
 func (c *Client) SignatureStatus(ctx context.Context, ref string, keys []sign.PublicKey) (SignatureStatus, error) {
-	_, sigs, err := c.Signatures(ctx, ref, keys)
+	return c.SignatureStatusWith(ctx, ref, sign.Trust{Keys: keys})
+}
+
+// SignatureStatusWith is SignatureStatus with keys and identities: a keyless signature by a
+// trusted identity makes the artifact verified.
+func (c *Client) SignatureStatusWith(ctx context.Context, ref string, trust sign.Trust) (SignatureStatus, error) {
+	_, sigs, err := c.SignaturesWith(ctx, ref, trust)
 	if err != nil {
 		return "", err
 	}
@@ -107,11 +136,11 @@ func Classify(sigs []Signature) SignatureStatus {
 	return StatusSigned
 }
 
-func (c *Client) verifySignatures(ctx context.Context, repo *remote.Repository, ref Reference, subject ocispec.Descriptor, keys []sign.PublicKey) (Signature, error) {
-	if len(keys) == 0 {
-		return Signature{}, errors.New("no trusted keys to verify with")
+func (c *Client) verifySignatures(ctx context.Context, repo *remote.Repository, ref Reference, subject ocispec.Descriptor, trust sign.Trust) (Signature, error) {
+	if trust.IsZero() {
+		return Signature{}, errors.New("no trusted keys or identities to verify with")
 	}
-	sigs, err := c.signatures(ctx, repo, subject, keys)
+	sigs, err := c.signatures(ctx, repo, subject, trust)
 	if err != nil {
 		return Signature{}, err
 	}
@@ -130,28 +159,24 @@ func (c *Client) verifySignatures(ctx context.Context, repo *remote.Repository, 
 		}
 		problems = append(problems, fmt.Sprintf("%s %s: %s", s.Format, s.Manifest, s.Problem))
 	}
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = k.String()
-	}
-	return Signature{}, fmt.Errorf("%w: %s has %d signature(s), none verifies with %s (%s)", ErrUntrustedSignature, ref, len(sigs), strings.Join(names, ", "), strings.Join(problems, "; "))
+	return Signature{}, fmt.Errorf("%w: %s has %d signature(s), none verifies with %s (%s)", ErrUntrustedSignature, ref, len(sigs), trust, strings.Join(problems, "; "))
 }
 
 // signatures collects both formats. A signature that cannot be read is reported with its problem
 // rather than failing the listing: one bad signature must not hide a good one.
-func (c *Client) signatures(ctx context.Context, repo *remote.Repository, subject ocispec.Descriptor, keys []sign.PublicKey) ([]Signature, error) {
-	legacy, err := c.legacySignatures(ctx, repo, subject, keys)
+func (c *Client) signatures(ctx context.Context, repo *remote.Repository, subject ocispec.Descriptor, trust sign.Trust) ([]Signature, error) {
+	legacy, err := c.legacySignatures(ctx, repo, subject, trust)
 	if err != nil {
 		return nil, err
 	}
-	bundles, err := c.bundleSignatures(ctx, repo, subject, keys)
+	bundles, err := c.bundleSignatures(ctx, repo, subject, trust)
 	if err != nil {
 		return nil, err
 	}
 	return append(legacy, bundles...), nil
 }
 
-func (c *Client) legacySignatures(ctx context.Context, repo *remote.Repository, subject ocispec.Descriptor, keys []sign.PublicKey) ([]Signature, error) {
+func (c *Client) legacySignatures(ctx context.Context, repo *remote.Repository, subject ocispec.Descriptor, trust sign.Trust) ([]Signature, error) {
 	tag := Reference{Registry: repo.Reference.Registry, Repository: repo.Reference.Repository, Tag: sign.LegacyTag(subject.Digest)}
 	desc, raw, err := c.fetchManifest(ctx, repo, tag)
 	if errors.Is(err, ErrNotFound) {
@@ -176,22 +201,24 @@ func (c *Client) legacySignatures(ctx context.Context, repo *remote.Repository, 
 			out = append(out, s)
 			continue
 		}
-		if len(keys) > 0 {
-			k, err := sign.VerifyPayload(keys, payload, l.Annotations[sign.SignatureAnnotation], subject.Digest)
-			s.setResult(k, err)
+		if !trust.IsZero() {
+			s.setResult(sign.VerifyLegacy(trust, payload, l.Annotations, subject.Digest))
 		}
 		out = append(out, s)
 	}
 	return out, nil
 }
 
-func (c *Client) bundleSignatures(ctx context.Context, repo *remote.Repository, subject ocispec.Descriptor, keys []sign.PublicKey) ([]Signature, error) {
+func (c *Client) bundleSignatures(ctx context.Context, repo *remote.Repository, subject ocispec.Descriptor, trust sign.Trust) ([]Signature, error) {
 	refs, err := c.referrersOf(ctx, repo, subject, sign.BundleMediaType)
 	if err != nil {
 		return nil, err
 	}
 	var out []Signature
 	for _, r := range refs {
+		if isAttestation(r) {
+			continue
+		}
 		s := Signature{Format: FormatBundle, Manifest: r.desc.Digest}
 		if r.err != nil {
 			s.setProblem(r.err)
@@ -216,9 +243,8 @@ func (c *Client) bundleSignatures(ctx context.Context, repo *remote.Repository, 
 			out = append(out, s)
 			continue
 		}
-		if len(keys) > 0 {
-			k, err := sign.VerifyBundle(b, keys, subject.Digest)
-			s.setResult(k, err)
+		if !trust.IsZero() {
+			s.setResult(sign.VerifyBundleTrust(b, trust, subject.Digest))
 		}
 		out = append(out, s)
 	}
@@ -229,12 +255,17 @@ func (s *Signature) setProblem(err error) {
 	s.err, s.Problem = err, err.Error()
 }
 
-func (s *Signature) setResult(k sign.PublicKey, err error) {
+func (s *Signature) setResult(by sign.SignedBy, err error) {
 	if err != nil {
 		s.setProblem(err)
 		return
 	}
-	s.Verified, s.Key = true, k.String()
+	s.Verified = true
+	if by.Keyless() {
+		s.Identity, s.Issuer = by.Subject, by.Issuer
+		return
+	}
+	s.Key = by.Key.String()
 }
 
 // SignOptions tune Sign.
@@ -276,23 +307,11 @@ func (c *Client) signBundle(ctx context.Context, refStr string, signer *sign.Sig
 	if err != nil {
 		return Signature{}, err
 	}
-	layer := content.NewDescriptorFromBytes(sign.BundleMediaType, b)
-	if err := sub.repo.Push(ctx, layer, bytes.NewReader(b)); err != nil {
-		return Signature{}, fmt.Errorf("upload bundle: %w", err)
-	}
-	// The annotations cosign v3 puts on its bundle referrers.
-	desc, err := oras.PackManifest(ctx, sub.repo, oras.PackManifestVersion1_1, sign.BundleMediaType, oras.PackManifestOptions{
-		Subject: &sub.desc,
-		Layers:  []ocispec.Descriptor{layer},
-		ManifestAnnotations: map[string]string{
-			"dev.sigstore.bundle.content":       "dsse-envelope",
-			"dev.sigstore.bundle.predicateType": sign.CosignSignPredicateType,
-		},
-	})
+	desc, err := attachBundle(ctx, sub.repo, sub.desc, b, sign.CosignSignPredicateType)
 	if err != nil {
 		return Signature{}, err
 	}
-	return Signature{Format: FormatBundle, Manifest: desc.Digest, Blob: layer.Digest, Verified: true, Key: signer.Public().String()}, nil
+	return Signature{Format: FormatBundle, Manifest: desc.Digest, Blob: digest.FromBytes(b), Verified: true, Key: signer.Public().String()}, nil
 }
 
 func (c *Client) sign(ctx context.Context, refStr string, signer *sign.Signer) (Signature, error) {

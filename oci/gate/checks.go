@@ -132,15 +132,16 @@ func (g *Gate) resolve(ctx context.Context, ref string, platform *ocispec.Platfo
 // checkSignature checks ref's signature when there are trusted keys: an error when signatures are
 // required, a warning otherwise.
 func (g *Gate) checkSignature(ctx context.Context, c *Check, ref string) {
-	if len(g.opts.Keys) == 0 {
+	trust := g.opts.trust()
+	if trust.IsZero() {
 		return
 	}
 	err, seen := g.signed[ref]
 	if !seen {
 		var sig oci.Signature
-		sig, err = g.client.VerifySignatures(ctx, ref, g.opts.Keys)
+		sig, err = g.client.VerifySignaturesWith(ctx, ref, trust)
 		if err == nil {
-			c.Signed = sig.Key
+			c.Signed = sig.SignedBy()
 		}
 		g.signed[ref] = err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore-go/pkg/root"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/internal/loopback"
@@ -31,8 +32,19 @@ type Options struct {
 	Strict bool
 	// Keys are the trusted cosign public keys; signatures are checked when there are any.
 	Keys []sign.PublicKey
-	// RequireSignatures makes a missing or untrusted signature an error (else a warning). It needs Keys.
+	// Identities are the trusted keyless signers, beside Keys; TrustedRoot verifies their
+	// certificates (nil: the public-good root embedded in the binary).
+	Identities  []sign.Identity
+	TrustedRoot root.TrustedMaterial
+	// RequireSignatures makes a missing or untrusted signature an error (else a warning). It needs
+	// Keys or Identities.
 	RequireSignatures bool
+	// RequireProvenance makes each pinned artifact need an SLSA provenance attestation (an OCI
+	// referrer, as cosign attests) signed by a trusted key or identity, about its digest, that
+	// satisfies Provenance and the source repository its catalog entry states. Without it, an entry
+	// that states a source repository is still checked, a failure being a warning.
+	RequireProvenance bool
+	Provenance        sign.ProvenancePolicy
 	// Offline skips every registry check; only the documents are validated.
 	Offline bool
 	// HTTPClient fetches https:// inputs (and http:// ones on this machine), and the exec binaries
@@ -41,6 +53,10 @@ type Options struct {
 	HTTPClient *http.Client
 	// MaxSize bounds one download of an https artifact; 0 means oci.DefaultPullMaxBytes.
 	MaxSize int64
+}
+
+func (o Options) trust() sign.Trust {
+	return sign.Trust{Keys: o.Keys, Identities: o.Identities, Root: o.TrustedRoot}
 }
 
 // Gate runs the checks. It is not safe for concurrent use.
@@ -61,11 +77,14 @@ type resolution struct {
 
 // New returns a gate that reaches registries through client.
 func New(client *oci.Client, opts Options) (*Gate, error) {
-	if opts.RequireSignatures && len(opts.Keys) == 0 {
-		return nil, errors.New("signatures can only be required with at least one trusted key")
+	if opts.RequireSignatures && opts.trust().IsZero() {
+		return nil, errors.New("signatures can only be required with at least one trusted key or certificate identity")
 	}
-	if opts.Offline && opts.RequireSignatures {
-		return nil, errors.New("signatures cannot be checked offline")
+	if opts.RequireProvenance && opts.trust().IsZero() {
+		return nil, errors.New("provenance can only be required with at least one trusted key or certificate identity: they sign it")
+	}
+	if opts.Offline && (opts.RequireSignatures || opts.RequireProvenance) {
+		return nil, errors.New("signatures and provenance cannot be checked offline")
 	}
 	v, err := catalog.NewValidator()
 	if err != nil {
@@ -95,8 +114,10 @@ type Check struct {
 	Reference string `json:"reference"`
 	// Digest is the manifest (or index) digest the reference resolved to.
 	Digest string `json:"digest,omitempty"`
-	// Signed names the key whose signature verified.
+	// Signed names the key, or the certificate identity, whose signature verified.
 	Signed string `json:"signedBy,omitempty"`
+	// Provenance says what the provenance that verified states: source, builder, signer.
+	Provenance string `json:"provenance,omitempty"`
 	// Skipped says why the artifact was not checked (SkippedOffline, ...); empty when it was.
 	Skipped  string           `json:"skipped,omitempty"`
 	OK       bool             `json:"ok"`
@@ -187,7 +208,7 @@ func (g *Gate) Run(ctx context.Context, args []string, stdin io.Reader) (Report,
 		}
 	}
 	for _, r := range remotes {
-		if r.art != nil && len(g.opts.Keys) > 0 {
+		if r.art != nil && !g.opts.trust().IsZero() {
 			c := Check{File: r.input.Name, What: string(r.art.Kind), Reference: r.art.Reference.String(), Digest: r.art.Root.Digest.String(), Line: 1, Column: 1}
 			g.checkSignature(ctx, &c, r.art.Reference.String())
 			rep.Checks = append(rep.Checks, c.done())
@@ -263,6 +284,7 @@ func (g *Gate) checkDocument(ctx context.Context, d *catalog.Document) []Check {
 					c.Skipped = SkippedOffline
 				} else {
 					run(&c)
+					g.checkProvenance(ctx, &c, v.Provenance)
 				}
 				checks = append(checks, c.done())
 			}

@@ -30,7 +30,7 @@ const (
 // way to publish it so that it can be signed; with keys given, it is a warning. Otherwise it is
 // downloaded and its sha256 compared with the document's while it streams, bounded by MaxSize.
 func (g *Gate) checkHTTPS(ctx context.Context, c *Check, uri, sha, shaPointer string, kind oci.Kind) {
-	if len(g.opts.Keys) > 0 {
+	if !g.opts.trust().IsZero() {
 		sev := catalog.SeverityWarning
 		if g.opts.RequireSignatures {
 			sev = catalog.SeverityError

@@ -30,11 +30,9 @@ const (
 
 // Bundle is a parsed sigstore bundle.
 //
-// Bundles are read and checked here, on the protobuf-specs types and sigstore's verifiers, rather
-// than through sigstore-go: key-based offline verification is a small part of sigstore-go, whose
-// import graph (Rekor and its OpenAPI models, gRPC, OpenTelemetry, TUF, certificate transparency)
-// made every krm-catalog command start several milliseconds slower and its binary twice as large.
-// The tests hold this code to sigstore-go, both ways.
+// A bundle signed by a key is checked here, on the protobuf-specs types: no certificate, log or
+// timestamp takes part, and the tests hold this code to sigstore-go both ways. A bundle signed with
+// a certificate is checked by sigstore-go (VerifyBundleTrust).
 type Bundle struct {
 	pb *protobundle.Bundle
 }
@@ -164,17 +162,22 @@ func (b *Bundle) verify(k PublicKey) ([]digest.Digest, string, error) {
 	if err := k.verify(env.GetSignatures()[0].GetSig(), pae(env.GetPayloadType(), env.GetPayload())); err != nil {
 		return nil, "", err
 	}
-	if env.GetPayloadType() != InTotoPayloadType {
-		return nil, "", fmt.Errorf("%w: DSSE payload type %q, not %q", ErrMalformed, env.GetPayloadType(), InTotoPayloadType)
+	return statementSubjects(env.GetPayloadType(), env.GetPayload())
+}
+
+// statementSubjects reads the subjects and predicate type of an in-toto statement; only what
+// verification needs, the predicate itself may be large.
+func statementSubjects(payloadType string, payload []byte) ([]digest.Digest, string, error) {
+	if payloadType != InTotoPayloadType {
+		return nil, "", fmt.Errorf("%w: DSSE payload type %q, not %q", ErrMalformed, payloadType, InTotoPayloadType)
 	}
-	// only what verification needs: the predicate itself may be large
 	var st struct {
 		PredicateType string `json:"predicateType"`
 		Subject       []struct {
 			Digest map[string]string `json:"digest"`
 		} `json:"subject"`
 	}
-	if err := json.Unmarshal(env.GetPayload(), &st); err != nil {
+	if err := json.Unmarshal(payload, &st); err != nil {
 		return nil, "", fmt.Errorf("%w: in-toto statement: %v", ErrMalformed, err)
 	}
 	if len(st.Subject) > maxStatementSubjects {
@@ -193,6 +196,17 @@ func (b *Bundle) verify(k PublicKey) ([]digest.Digest, string, error) {
 		}
 	}
 	return out, st.PredicateType, nil
+}
+
+// statementPredicate is the predicate of a verified statement, as JSON.
+func statementPredicate(payload []byte) ([]byte, error) {
+	var st struct {
+		Predicate json.RawMessage `json:"predicate"`
+	}
+	if err := json.Unmarshal(payload, &st); err != nil {
+		return nil, fmt.Errorf("%w: in-toto statement: %v", ErrMalformed, err)
+	}
+	return st.Predicate, nil
 }
 
 func containsDigest(ds []digest.Digest, want digest.Digest) bool {

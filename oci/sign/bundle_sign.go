@@ -32,13 +32,7 @@ const InTotoPayloadType = "application/vnd.in-toto+json"
 // public key) as verification material. cosign v3 and sigstore-go verify it (the tests check
 // both).
 func (s *Signer) SignBundle(ctx context.Context, d digest.Digest) ([]byte, error) {
-	statement := &intotov1.Statement{
-		Type:          intotov1.StatementTypeUri,
-		Subject:       []*intotov1.ResourceDescriptor{{Digest: map[string]string{d.Algorithm().String(): d.Encoded()}}},
-		PredicateType: CosignSignPredicateType,
-		Predicate:     &structpb.Struct{},
-	}
-	payload, err := protojson.Marshal(statement)
+	payload, err := cosignStatement(d)
 	if err != nil {
 		return nil, fmt.Errorf("sign bundle: %w", err)
 	}
@@ -66,6 +60,17 @@ func (s *Signer) SignBundle(ctx context.Context, d digest.Digest) ([]byte, error
 		return nil, fmt.Errorf("sign bundle: %w", err)
 	}
 	return b, nil
+}
+
+// cosignStatement is the in-toto statement cosign v3 signs for an image: one subject, d, and the
+// predicate type CosignSignPredicateType with an empty predicate.
+func cosignStatement(d digest.Digest) ([]byte, error) {
+	return protojson.Marshal(&intotov1.Statement{
+		Type:          intotov1.StatementTypeUri,
+		Subject:       []*intotov1.ResourceDescriptor{{Digest: map[string]string{d.Algorithm().String(): d.Encoded()}}},
+		PredicateType: CosignSignPredicateType,
+		Predicate:     &structpb.Struct{},
+	})
 }
 
 // signPrehashed signs data as sigstore-go's signer does for cosign: the key's default hash over

@@ -3,7 +3,9 @@
 // signatures, and sigstore bundles as cosign v3 stores them next to an artifact. Package oci
 // moves them through registries.
 //
-// Only key-based, offline verification is supported: "verified" means a signature checks out
-// under a public key the caller trusts, over the digest the caller asked about. Transparency logs
-// and certificates are not consulted.
+// "Verified" means a signature checks out, over the digest the caller asked about, under what the
+// caller trusts (a Trust): a public key, or a keyless identity (a Fulcio certificate's subject and
+// OIDC issuer) whose certificate chains to a trusted root and whose signature a transparency log
+// or timestamp authority of that root vouches for. Keyless bundles are verified by sigstore-go,
+// offline, against the embedded public-good root or one the caller passes.
 package sign

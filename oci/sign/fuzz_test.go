@@ -1,9 +1,11 @@
 package sign_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/krm-catalog/krm-catalog/oci/sign"
+	"github.com/krm-catalog/krm-catalog/oci/sign/signtest"
 )
 
 // FuzzParsePayload: payloads come from registries.
@@ -41,6 +43,44 @@ func FuzzParseBundle(f *testing.F) {
 		// Verification of whatever parsed must not panic, and a fresh key verifies nothing.
 		if _, err := sign.VerifyBundle(bundle, []sign.PublicKey{k}, digestA); err == nil {
 			t.Fatal("a random bundle verified with a fresh key")
+		}
+	})
+}
+
+// FuzzLegacyBundle: the annotations of a keyless legacy signature come from registries; whatever
+// parses must not verify for an identity under a fresh virtual Sigstore's root.
+func FuzzLegacyBundle(f *testing.F) {
+	ss := signtest.NewSigstore(f)
+	payload, _ := sign.NewPayload("registry.example.com/x", digestA)
+	good := ss.SignLegacy(f, workflow, actions, payload)
+	f.Add(payload, good[sign.SignatureAnnotation], good[sign.CertificateAnnotation], good[sign.RekorBundleAnnotation], good[sign.TimestampAnnotation])
+	f.Add([]byte(`{}`), "AAAA", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", `{"Payload":{"body":"e30="}}`, `{}`)
+	trust := sign.Trust{Identities: []sign.Identity{{Subject: "nobody@example.com", Issuer: actions}}, Root: signtest.NewSigstore(f).Root(f)}
+	f.Fuzz(func(t *testing.T, payload []byte, sig, cert, rekor, ts string) {
+		ann := map[string]string{sign.SignatureAnnotation: sig, sign.CertificateAnnotation: cert, sign.RekorBundleAnnotation: rekor, sign.TimestampAnnotation: ts}
+		if _, err := sign.LegacyBundle(payload, ann); err != nil {
+			return
+		}
+		if _, err := sign.VerifyLegacy(trust, payload, ann, digestA); err == nil {
+			t.Fatal("a fuzzed legacy signature verified under a fresh root")
+		}
+	})
+}
+
+// FuzzParseProvenance: predicates come from registries (verified, but written by any builder).
+func FuzzParseProvenance(f *testing.F) {
+	v1, _ := json.Marshal(signtest.GitHubProvenance("https://github.com/example/fns", "refs/tags/v1"))
+	f.Add(sign.SLSAProvenanceV1, v1)
+	f.Add(sign.SLSAProvenanceV02, []byte(`{"builder":{"id":"b"},"invocation":{"configSource":{"uri":"git+https://github.com/o/r@refs/heads/main"}}}`))
+	f.Add(sign.SLSAProvenanceV1, []byte(`{"buildDefinition":{"resolvedDependencies":[{"uri":"@"}]}}`))
+	f.Fuzz(func(t *testing.T, predicateType string, predicate []byte) {
+		p, err := sign.ParseProvenance(predicateType, predicate)
+		if err != nil {
+			return
+		}
+		// a policy of exactly what was parsed accepts it
+		if err := (sign.ProvenancePolicy{Builder: p.Builder, SourceRef: p.SourceRef}).Check(p); err != nil {
+			t.Fatalf("%+v refused by its own policy: %v", p, err)
 		}
 	})
 }

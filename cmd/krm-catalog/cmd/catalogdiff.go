@@ -91,7 +91,7 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringArrayVar(&o.keys, "key", nil, "public key (PEM): oci:// catalogs must be signed by one of these keys (repeatable)")
+	o.trust.register(fs, "public key (PEM): oci:// catalogs must be signed by one of these keys, or by the --certificate-identity (repeatable)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "cache for catalogs and OCI content (default: the user cache directory)")
 	failOnFlag(cmd, &failOn)
 	fs.StringVar(&serverURL, "server", "", "the krm-catalog service to ask what the publishers of NEW's curated entries publish now (default $"+envServer+"; with neither, none is asked)")

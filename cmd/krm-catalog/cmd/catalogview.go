@@ -74,7 +74,7 @@ oci:// catalogs carry signatures.`,
 			// viewing runs nothing: it is how one decides to trust a catalog, so the catalog is
 			// trusted for the view and fetched whatever its signatures, which are shown instead
 			fetch := o
-			fetch.catalogs, fetch.keys = []string{ref}, nil
+			fetch.catalogs, fetch.trust = []string{ref}, trustFlags{}
 			r, err := fetch.resolver(&ociAdapter{opts: &fetch}, ref)
 			if err != nil {
 				return err
@@ -106,7 +106,7 @@ func signatureStatus(ctx context.Context, oa *ociAdapter, ref string) string {
 	if err != nil {
 		return "unknown: " + err.Error()
 	}
-	_, sigs, err := a.Client.Signatures(ctx, r.OCI, a.Keys)
+	_, sigs, err := a.Client.SignaturesWith(ctx, r.OCI, a.Trust)
 	if err != nil {
 		return "unknown: " + err.Error()
 	}
@@ -115,12 +115,15 @@ func signatureStatus(ctx context.Context, oa *ociAdapter, ref string) string {
 		return "unsigned"
 	case oci.StatusVerified:
 		s := sigs[slices.IndexFunc(sigs, func(s oci.Signature) bool { return s.Verified })]
+		if s.Identity != "" {
+			return fmt.Sprintf("verified (%s signature by identity %s)", s.Format, s.SignedBy())
+		}
 		return fmt.Sprintf("verified (%s signature by key %s)", s.Format, s.Key)
 	}
-	if len(a.Keys) == 0 {
-		return fmt.Sprintf("signed (%d signature(s); give --key to verify)", len(sigs))
+	if a.Trust.IsZero() {
+		return fmt.Sprintf("signed (%d signature(s); give --key or --certificate-identity to verify)", len(sigs))
 	}
-	return fmt.Sprintf("signed, but by none of the keys given (%d signature(s))", len(sigs))
+	return fmt.Sprintf("signed, but by none of the keys or identities given (%d signature(s))", len(sigs))
 }
 
 func viewOf(ref string, cat *catalog.Catalog, sig string) catalogView {

@@ -20,7 +20,6 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn/runtime/starlark"
 	"github.com/krm-catalog/krm-catalog/internal/cachedir"
 	"github.com/krm-catalog/krm-catalog/oci"
-	"github.com/krm-catalog/krm-catalog/oci/sign"
 	"github.com/krm-catalog/krm-catalog/pkg/krmfn"
 	"github.com/krm-catalog/krm-catalog/resolver"
 )
@@ -30,7 +29,7 @@ type fnOptions struct {
 	catalogs, trusted []string
 	// declared: how the kustomizations of a build spelled their local catalogs (resolver.Options)
 	declared        map[string][]string
-	keys            []string
+	trust           trustFlags
 	cacheDir        string
 	registryTimeout time.Duration
 
@@ -56,7 +55,7 @@ type fnOptions struct {
 func (o *fnOptions) addResolveFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&o.catalogs, "catalog", nil, "catalog to resolve functions from: a path, https:// URL, git::URL//PATH?ref=REF or oci://REF (repeatable; searched in order)")
 	fs.StringArrayVar(&o.trusted, "trusted-catalog", nil, "trust this catalog: a reference as given to --catalog, or any path to the same file (repeatable)")
-	fs.StringArrayVar(&o.keys, "key", nil, "public key (PEM): an oci:// catalog must be signed by one of these keys (repeatable)")
+	o.trust.register(fs, "public key (PEM): an oci:// catalog must be signed by one of these keys, or by the --certificate-identity (repeatable)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "cache for catalogs, executables and OCI content (default: the user cache directory)")
 	addRegistryTimeoutFlag(fs, &o.registryTimeout)
 }
@@ -90,14 +89,10 @@ type ociAdapter struct {
 
 func (l *ociAdapter) get(ctx context.Context) (*fnoci.Adapter, error) {
 	l.once.Do(func() {
-		var keys []sign.PublicKey
-		for _, k := range l.opts.keys {
-			pk, err := sign.LoadPublicKeyFile(k)
-			if err != nil {
-				l.err = fmt.Errorf("--key %s: %w", k, err)
-				return
-			}
-			keys = append(keys, pk)
+		trust, err := l.opts.trust.load()
+		if err != nil {
+			l.err = err
+			return
 		}
 		opts := oci.Options{UserAgent: "krm-catalog", HTTPClient: oci.NewIdleBoundedHTTPClient(l.opts.registryTimeout)}
 		if store, err := credentials.NewStoreFromDocker(credentials.StoreOptions{}); err == nil {
@@ -106,7 +101,7 @@ func (l *ociAdapter) get(ctx context.Context) (*fnoci.Adapter, error) {
 		if c, err := oci.OpenCache(ctx, l.opts.cache().OCI()); err == nil {
 			opts.Cache = c
 		}
-		l.a = &fnoci.Adapter{Client: oci.NewClient(opts), Keys: keys}
+		l.a = &fnoci.Adapter{Client: oci.NewClient(opts), Trust: trust}
 	})
 	return l.a, l.err
 }

@@ -92,7 +92,7 @@ Layout and decisions: docs/mirror.md.`,
 	}
 	rf.register(cmd)
 	fs := cmd.Flags()
-	fs.StringArrayVar(&o.keys, "key", nil, "public key (PEM): an oci:// SOURCE must be signed by one of these keys (repeatable)")
+	o.trust.register(fs, "public key (PEM): an oci:// SOURCE must be signed by one of these keys, or by the --certificate-identity (repeatable)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "cache for catalogs (default: the user cache directory)")
 	fs.StringVar(&signKey, "sign-key", "", "cosign private key to sign the mirrored catalog with (password from COSIGN_PASSWORD)")
 	fs.StringVar(&sigFormat, "signature-format", "legacy", "signature of the mirrored catalog: legacy (the sha256-<hex>.sig tag) or bundle")

@@ -222,30 +222,7 @@ func TestVerifyCommand(t *testing.T) {
 	bin := writeTestFile(t, dir, "bin", "binary", 0o755)
 	execRef := reg.Host + "/fns/e:v1"
 	mustRun(t, ExitOK, "", "push", "--type", "exec", "--platform", "linux/amd64="+bin, execRef)
-	catalogDoc := func(sha string) string {
-		return `apiVersion: config.kubernetes.io/v1alpha1
-kind: KRMFunctionCatalog
-metadata:
-  name: verify-test
-spec:
-  krmFunctions:
-    - group: fn.example.com
-      names:
-        kind: Echo
-      description: Echoes.
-      publisher: example.com
-      versions:
-        - name: v1
-          runtime:
-            exec:
-              platforms:
-                - bin: bin
-                  os: linux
-                  arch: amd64
-                  uri: oci://` + execRef + `
-                  sha256: ` + sha + `
-`
-	}
+	catalogDoc := func(sha string) string { return execCatalog(execRef, sha) }
 	good := writeTestFile(t, dir, "good.yaml", catalogDoc("9a3a45d01531a20e89ac6ae10b0b0beb0492acd7216a368aa062d1a5fecaf9cd"), 0o644)
 	bad := writeTestFile(t, dir, "bad.yaml", catalogDoc(strings.Repeat("a", 64)), 0o644)
 	pub := writeTestFile(t, dir, "cosign.pub", string(signtest.KeyPair(t, "k").PublicPEM), 0o644)
@@ -293,6 +270,33 @@ spec:
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
 	}
+}
+
+// execCatalog is a catalog of one function whose exec binary for linux/amd64 is the artifact ref,
+// holding a file of that sha256.
+func execCatalog(ref, sha string) string {
+	return `apiVersion: config.kubernetes.io/v1alpha1
+kind: KRMFunctionCatalog
+metadata:
+  name: verify-test
+spec:
+  krmFunctions:
+    - group: fn.example.com
+      names:
+        kind: Echo
+      description: Echoes.
+      publisher: example.com
+      versions:
+        - name: v1
+          runtime:
+            exec:
+              platforms:
+                - bin: bin
+                  os: linux
+                  arch: amd64
+                  uri: oci://` + ref + `
+                  sha256: ` + sha + `
+`
 }
 
 // Every command that talks to registries gives up on one that accepts connections and never

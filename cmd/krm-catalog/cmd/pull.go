@@ -13,7 +13,7 @@ func newPullCmd() *cobra.Command {
 		rf       registryFlags
 		dir      string
 		platform string
-		keys     []string
+		tf       trustFlags
 		noCache  bool
 		maxSize  int64
 	)
@@ -25,7 +25,9 @@ artifact it picks the binary of the running platform (or --platform) and makes i
 
 Every byte is checked against its digest before the file appears under its name, and content is
 cached under $XDG_CACHE_HOME/krm-catalog/oci: a pull by digest that is cached needs no network.
-With --key, a signature by one of the keys must verify before anything is written.
+With --key, a signature by one of the keys must verify before anything is written; with
+--certificate-identity[-regexp] and --certificate-oidc-issuer, a keyless signature of that
+identity counts too (checked offline against --trusted-root, default the public-good root).
 
 Artifacts whose media type is not one of krm-catalog's are refused, and so are artifacts a pull
 must not write: a layer title that is not a plain file name (a directory, "..", a hidden file such
@@ -47,10 +49,11 @@ sizes the manifest declares before anything is fetched, and again on the bytes w
 				}
 				opts.Platform = &p
 			}
-			var err error
-			if opts.Keys, err = loadKeys(keys); err != nil {
+			trust, err := tf.load()
+			if err != nil {
 				return err
 			}
+			opts.Keys, opts.Identities, opts.TrustedRoot = trust.Keys, trust.Identities, trust.Root
 			client, err := rf.client(cmd, !noCache)
 			if err != nil {
 				return err
@@ -73,7 +76,7 @@ sizes the manifest declares before anything is fetched, and again on the bytes w
 	rf.register(cmd)
 	cmd.Flags().StringVarP(&dir, "output", "o", ".", "directory to write the files into")
 	cmd.Flags().StringVar(&platform, "platform", "", "platform of an exec artifact, as os/arch[/variant] (default: the running platform)")
-	cmd.Flags().StringArrayVar(&keys, "key", nil, "cosign public key; a signature by one of them must verify (repeatable)")
+	tf.register(cmd.Flags(), "cosign public key; a signature by one of them, or by the --certificate-identity, must verify (repeatable)")
 	addSizeFlag(cmd.Flags(), &maxSize, "max-size", oci.DefaultPullMaxBytes, "largest size of the files a pull writes, all layers together")
 	cmd.Flags().BoolVar(&noCache, "no-cache", false, "neither read nor fill the cache (a one-off pull writes each file once instead of twice)")
 	return cmd

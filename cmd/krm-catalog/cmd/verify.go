@@ -9,15 +9,18 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/gate"
+	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
 
 func newVerifyCmd() *cobra.Command {
 	var (
 		rf                registryFlags
 		format            string
-		keys              []string
+		tf                trustFlags
 		requirePinned     bool
 		requireSignatures bool
+		requireProvenance bool
+		provenance        sign.ProvenancePolicy
 		strict            bool
 		offline           bool
 		maxSize           int64
@@ -35,7 +38,15 @@ func newVerifyCmd() *cobra.Command {
   - with --key (repeatable), each of those artifacts, and catalogs read from oci://, carries a
     cosign signature by one of the keys; --require-signatures makes a missing one an error, and
     an artifact named by https://, which cannot carry a signature, an error too (publish it with
-    push --type exec|starlark and name it by oci:// to sign it).
+    push --type exec|starlark and name it by oci:// to sign it);
+  - with --certificate-identity[-regexp] and --certificate-oidc-issuer[-regexp], keyless
+    signatures (a Fulcio certificate, a Rekor entry, timestamps) by that identity count too,
+    checked offline against --trusted-root (default: the Sigstore public-good root built in);
+  - with --require-provenance, each pinned artifact has an SLSA provenance attestation (a
+    referrer, as cosign attest stores it) signed by a trusted key or identity, about its digest,
+    naming --provenance-builder, --provenance-source-repo and --provenance-source-ref when
+    given; a catalog entry's provenance.sourceRepository is checked too (a warning without
+    --require-provenance).
 
 --offline validates the documents only and checks no artifact; the summary counts what was
 checked, and what was not and why.
@@ -50,13 +61,16 @@ Exit status: 0 when there is no error, 1 when there is one, 2 when an input coul
 or the command was used wrongly.`,
 		Example: `  krm-catalog verify catalog.yaml
   krm-catalog verify --key keys/platform.pub --require-signatures --format junit catalogs/ > verify.xml
+  krm-catalog verify --certificate-identity-regexp '^https://github.com/example/fns/' \
+    --certificate-oidc-issuer https://token.actions.githubusercontent.com \
+    --require-signatures --require-provenance --provenance-source-repo https://github.com/example/fns catalog.yaml
   krm-catalog verify --format results oci://registry.example.com/catalogs/platform:v1.4.0`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(gate.Formats(), format) {
 				return usageErr(fmt.Errorf("--format must be one of %s, not %q", strings.Join(gate.Formats(), ", "), format))
 			}
-			pubs, err := loadKeys(keys)
+			trust, err := tf.load()
 			if err != nil {
 				return err
 			}
@@ -65,7 +79,8 @@ or the command was used wrongly.`,
 				return err
 			}
 			g, err := gate.New(client, gate.Options{
-				RequirePinned: requirePinned, Strict: strict, Keys: pubs, RequireSignatures: requireSignatures, Offline: offline,
+				RequirePinned: requirePinned, Strict: strict, Keys: trust.Keys, Identities: trust.Identities, TrustedRoot: trust.Root, RequireSignatures: requireSignatures, Offline: offline,
+				RequireProvenance: requireProvenance, Provenance: provenance,
 				MaxSize: maxSize,
 			})
 			if err != nil {
@@ -96,9 +111,13 @@ or the command was used wrongly.`,
 	cmd.Flags().BoolVar(&rf.plainHTTP, "plain-http", false, "talk plain HTTP to registries (automatic for localhost, 127.0.0.1 and ::1)")
 	addRegistryTimeoutFlag(cmd.Flags(), &rf.timeout)
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, junit or results")
-	cmd.Flags().StringArrayVar(&keys, "key", nil, "trusted cosign public key (repeatable)")
+	tf.register(cmd.Flags(), "trusted cosign public key (repeatable)")
 	cmd.Flags().BoolVar(&requirePinned, "require-pinned", true, "a container image with a semver tag must be pinned by digest (false: a warning)")
-	cmd.Flags().BoolVar(&requireSignatures, "require-signatures", false, "every OCI artifact checked must be signed by one of the --key keys")
+	cmd.Flags().BoolVar(&requireSignatures, "require-signatures", false, "every OCI artifact checked must be signed by one of the --key keys or by the --certificate-identity")
+	cmd.Flags().BoolVar(&requireProvenance, "require-provenance", false, "every pinned OCI artifact must have an SLSA provenance attestation signed by a --key or the --certificate-identity")
+	cmd.Flags().StringVar(&provenance.Builder, "provenance-builder", "", "the builder ID the provenance must name (e.g. https://github.com/actions/runner/github-hosted)")
+	cmd.Flags().StringVar(&provenance.SourceRepo, "provenance-source-repo", "", "the source repository the provenance must name (e.g. https://github.com/example/fns)")
+	cmd.Flags().StringVar(&provenance.SourceRef, "provenance-source-ref", "", "the source ref the provenance must name (e.g. refs/tags/v1.2.0)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors")
 	cmd.Flags().BoolVar(&offline, "offline", false, "validate only; contact no registry or server, check no artifact")
 	addSizeFlag(cmd.Flags(), &maxSize, "max-size", oci.DefaultPullMaxBytes, "largest file downloaded to check its sha256 (an exec binary or starlark script named by https://)")

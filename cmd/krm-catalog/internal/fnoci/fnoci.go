@@ -19,13 +19,14 @@ import (
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
 
-// Adapter fetches krm-catalog artifacts through an oci.Client. With Keys, a catalog must carry a
-// signature by one of them (checked on the pinned digest, so a moving tag cannot slip in between).
+// Adapter fetches krm-catalog artifacts through an oci.Client. With Trust, a catalog must carry a
+// signature by one of its keys or identities (checked on the pinned digest, so a moving tag cannot slip in between).
 // Runtime artifacts are not required to be signed: the signed catalog pins their digests, and those
 // are checked.
 type Adapter struct {
 	Client *oci.Client
-	Keys   []sign.PublicKey
+	// Trust says whose signatures count: keys and keyless identities.
+	Trust sign.Trust
 }
 
 // resolve pins ref to the digest it names now and checks the artifact kind and, with keys and
@@ -39,8 +40,8 @@ func (a *Adapter) resolve(ctx context.Context, ref string, kind oci.Kind, platfo
 		return oci.Artifact{}, "", fmt.Errorf("%s is a %s artifact, not a %s", ref, art.Kind, kind)
 	}
 	pinned := art.Reference.String()
-	if verify && len(a.Keys) > 0 {
-		if _, err := a.Client.VerifySignatures(ctx, pinned, a.Keys); err != nil {
+	if verify && !a.Trust.IsZero() {
+		if _, err := a.Client.VerifySignaturesWith(ctx, pinned, a.Trust); err != nil {
 			return oci.Artifact{}, "", err
 		}
 	}
