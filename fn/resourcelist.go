@@ -166,9 +166,10 @@ func decodeReusing(out, sent []byte, list *ResourceList) *ResourceList {
 // own where the text is the one sent, else the item read alone. It reports false when the output
 // has another number of items, when none came back as sent, or when an item that changed cannot be
 // read alone as the whole output would read it. A YAML item alone is read as within the list when
-// the fast reader reads it, from its line (it reads no full-line comment, tag, anchor or alias,
-// and builds what yaml.v3 builds), and no item holds an anchor or an alias: an item handed back
-// may refer to an anchor in one that changed. A JSON item is a value of its own.
+// the fast reader reads it, from its line (it reads no tag, anchor or alias, nor a comment yaml.v3
+// gives a node outside the item: a foot comment, or a head comment at column 0, which itemsLines
+// refuses; and it builds what yaml.v3 builds), and no item holds an anchor or an alias: an item
+// handed back may refer to an anchor in one that changed. A JSON item is a value of its own.
 func decodeChanged(l wireLayout, out []byte, start, end int, sentItems [][]byte, list *ResourceList, items []*yaml.RNode) bool {
 	outItems := l.split(out[start:end])
 	if len(sentItems) != len(list.Items) || len(outItems) != len(list.Items) {

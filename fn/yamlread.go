@@ -2,6 +2,7 @@ package fn
 
 import (
 	"bytes"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -9,11 +10,12 @@ import (
 // Reading YAML with yaml.v3 is most of what a run costs besides the function: every input is read
 // once and every function's output once more. readYAMLFast reads the common shape of Kubernetes
 // resources directly, line by line: block mappings and sequences of printable-ASCII scalars (plain,
-// quoted, literal blocks), flow collections on one line, and comments at the end of a line. It
-// builds exactly the nodes yaml.v3 builds (kind, style, tag, value, comments, line and column),
-// which the differential tests and the fuzz target hold it to, and reports ok=false for anything
-// else (full-line comments, anchors, tags, multi-line plain or quoted scalars, tabs, non-ASCII...):
-// the caller then gives the whole input to yaml.v3, which also reports every error.
+// quoted, literal blocks), flow collections on one line, comments at the end of a line, and
+// comment lines where yaml.v3 makes them a head comment (contentLine). It builds exactly the nodes
+// yaml.v3 builds (kind, style, tag, value, comments, line and column), which the differential
+// tests and the fuzz target hold it to, and reports ok=false for anything else (foot comments,
+// anchors, tags, multi-line plain or quoted scalars, tabs, non-ASCII...): the caller then gives the
+// whole input to yaml.v3, which also reports every error (docs/yaml.md).
 
 // maxFastDepth bounds the nesting the fast reader follows; deeper input goes to yaml.v3.
 const maxFastDepth = 64
@@ -32,6 +34,11 @@ type fastReader struct {
 	// maxDepth is the nesting the reader follows (maxFastDepth, or less); deeper input is left
 	// to yaml.v3
 	maxDepth int
+	// head is the comment block read before the current line, which the node it starts takes;
+	// docHead, that of the document (docStart: before the first document's content)
+	head, docHead string
+	headAt        int // where the line head belongs to starts
+	docStart      bool
 }
 
 // readYAMLFast returns the non-empty documents of data, as decodeYAMLDocuments would, or ok=false.
@@ -63,7 +70,9 @@ func readYAMLFastWith(r *fastReader, slab *nodeSlab) (docs []*yaml.Node, nodes i
 		}
 	}
 	for {
+		r.docStart = len(docs) == 0
 		ind, ok := r.contentLine()
+		r.docStart = false
 		if !ok || r.over {
 			return nil, 0, false
 		}
@@ -72,7 +81,11 @@ func readYAMLFastWith(r *fastReader, slab *nodeSlab) (docs []*yaml.Node, nodes i
 		}
 		doc := r.node(yaml.DocumentNode, "", "")
 		doc.Column = 1
+		doc.HeadComment, r.docHead = r.docHead, ""
 		if ind == 0 && r.isDocumentStart() {
+			if doc.HeadComment != "" || r.head != "" {
+				return nil, 0, false // comments before "---"
+			}
 			r.pos += 3
 			if !r.endOfLine() {
 				return nil, 0, false // content or a comment after "---"
@@ -118,29 +131,97 @@ func (r *fastReader) textOf(start, end int) string {
 }
 
 // contentLine moves to the first character of the next line that holds something, and returns its
-// indentation: -1 at the end of the input. A line holding only a comment is not read here.
+// indentation: -1 at the end of the input. Comment lines before it are read as the head comment of
+// what that line starts, which the reader takes (takeHead), in the one shape yaml.v3 reads so: a
+// block of comment lines, each at the indentation of the line that follows the block directly.
+// Comments that yaml.v3 gives another node (a block followed by a blank line, or indented otherwise
+// than what follows, or with nothing after it: foot comments) are left to yaml.v3 (ok=false). At the
+// start of the first document, blocks followed by a blank line are the document's head comment
+// (docHead).
 func (r *fastReader) contentLine() (indent int, ok bool) {
+	if r.head != "" {
+		if r.pos == r.headAt {
+			return r.pos - r.bol, true // called again at the same line: the block collections ended there
+		}
+		return 0, false // a head comment nothing took
+	}
+	var lines []string  // the current block's lines, from their "#"
+	blockCol := -1      // the block's indentation
+	blankAfter := false // a blank line since the block
+	var docHead []string
 	for {
 		if r.pos >= len(r.src) {
-			return -1, true
+			return -1, lines == nil && docHead == nil
 		}
 		for r.pos < len(r.src) && r.src[r.pos] == ' ' {
 			r.pos++
 		}
 		if r.pos >= len(r.src) {
-			return -1, true
+			return -1, lines == nil && docHead == nil
 		}
 		switch r.src[r.pos] {
 		case '\n':
 			r.pos++
 			r.line++
 			r.bol = r.pos
+			blankAfter = lines != nil
 			continue
 		case '#':
+			col := r.pos - r.bol
+			if blankAfter {
+				// the block before is the document's head comment, or a foot comment
+				if !r.docStart || docHead != nil {
+					return 0, false
+				}
+				docHead, lines, blankAfter = lines, nil, false
+			}
+			if lines != nil && col != blockCol {
+				return 0, false
+			}
+			blockCol = col
+			end := bytes.IndexByte(r.src[r.pos:], '\n')
+			if end < 0 {
+				return 0, false // a comment on the last line: a foot comment
+			}
+			lines = append(lines, r.textOf(r.pos, r.pos+end))
+			r.pos += end + 1
+			r.line++
+			r.bol = r.pos
+			continue
+		}
+		indent = r.pos - r.bol
+		if blankAfter {
+			if !r.docStart || docHead != nil {
+				return 0, false
+			}
+			docHead, lines = lines, nil
+		}
+		if lines != nil && blockCol != indent {
 			return 0, false
 		}
-		return r.pos - r.bol, true
+		if docHead != nil {
+			r.docHead = strings.Join(docHead, "\n")
+		}
+		if lines != nil {
+			r.head, r.headAt = joinComment(lines), r.pos
+		}
+		return indent, true
 	}
+}
+
+// joinComment joins the lines of a comment block.
+func joinComment(lines []string) string {
+	if len(lines) == 1 {
+		return lines[0]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// takeHead returns the head comment read before the current line, for the node it starts.
+func (r *fastReader) takeHead() string {
+	h := r.head
+	r.head = ""
+	return h
 }
 
 func (r *fastReader) isDocumentStart() bool {
@@ -213,6 +294,7 @@ func (r *fastReader) mapping(indent, depth int) (*yaml.Node, bool) {
 		if !ok {
 			return nil, false
 		}
+		k.HeadComment = r.takeHead()
 		v, ok := r.value(k, indent, depth)
 		if !ok || r.over {
 			return nil, false
@@ -630,11 +712,13 @@ func (r *fastReader) sequence(indent, depth int) (*yaml.Node, bool) {
 			return nil, false // an entry on the lines below, an empty one, or a nested sequence
 		}
 		next := 0
+		head := r.takeHead()
 		if r.startsKey() {
 			m, ok := r.mapping(r.pos-r.bol, depth+1)
 			if !ok {
 				return nil, false
 			}
+			m.HeadComment = head
 			s.Content = append(s.Content, m)
 			// the mapping stopped at the first line indented less than its keys, or at the end
 			next = r.pos - r.bol
@@ -646,6 +730,7 @@ func (r *fastReader) sequence(indent, depth int) (*yaml.Node, bool) {
 			if !ok {
 				return nil, false
 			}
+			v.HeadComment = head
 			s.Content = append(s.Content, v)
 			if next, ok = r.contentLine(); !ok {
 				return nil, false
