@@ -38,7 +38,10 @@ type fastReader struct {
 	// docHead, that of the document (docStart: before the first document's content)
 	head, docHead string
 	headAt        int // where the line head belongs to starts
-	docStart      bool
+	// stack holds the children of the collections being read; ptrs is where their Content
+	// slices are cut from
+	stack, ptrs []*yaml.Node
+	docStart    bool
 }
 
 // readYAMLFast returns the non-empty documents of data, as decodeYAMLDocuments would, or ok=false.
@@ -109,6 +112,27 @@ func readYAMLFastWith(r *fastReader, slab *nodeSlab) (docs []*yaml.Node, nodes i
 		doc.Content = []*yaml.Node{root}
 		docs = append(docs, doc)
 	}
+}
+
+// children moves the nodes pushed since mark off the stack into the Content of their collection:
+// a slice of exactly their number, cut from a shared block (capped, so that appending to one
+// reallocates it rather than writing over the next).
+func (r *fastReader) children(mark int) []*yaml.Node {
+	n := len(r.stack) - mark
+	if n == 0 {
+		return nil
+	}
+	if n > len(r.ptrs) {
+		// about what the rest of the input needs (a node for every 8 bytes or more), up to a
+		// block: an item read alone takes a block of its size
+		r.ptrs = make([]*yaml.Node, max(n, min(1024, (len(r.src)-r.pos)/8+16)))
+	}
+	c := r.ptrs[:n:n]
+	r.ptrs = r.ptrs[n:]
+	copy(c, r.stack[mark:])
+	clear(r.stack[mark:])
+	r.stack = r.stack[:mark]
+	return c
 }
 
 func (r *fastReader) node(kind yaml.Kind, tag, value string) *yaml.Node {
@@ -286,6 +310,7 @@ func (r *fastReader) isSequenceEntry() bool {
 // position.
 func (r *fastReader) mapping(indent, depth int) (*yaml.Node, bool) {
 	m := r.node(yaml.MappingNode, "!!map", "")
+	mark := len(r.stack)
 	for {
 		if r.isSequenceEntry() {
 			return nil, false
@@ -299,17 +324,19 @@ func (r *fastReader) mapping(indent, depth int) (*yaml.Node, bool) {
 		if !ok || r.over {
 			return nil, false
 		}
-		m.Content = append(m.Content, k, v)
+		r.stack = append(r.stack, k, v)
 		next, ok := r.contentLine()
 		if !ok {
 			return nil, false
 		}
 		switch {
 		case next < indent:
+			m.Content = r.children(mark)
 			return m, true
 		case next > indent:
 			return nil, false // a continuation line, or something yaml.v3 refuses
 		case indent == 0 && r.isDocumentStart():
+			m.Content = r.children(mark)
 			return m, true
 		}
 	}
@@ -607,6 +634,7 @@ func (r *fastReader) flow(depth int) *yaml.Node {
 	n.Style = yaml.FlowStyle
 	r.pos++
 	first := true
+	mark := len(r.stack)
 	for {
 		r.spaces()
 		if r.pos == len(r.src) {
@@ -614,6 +642,7 @@ func (r *fastReader) flow(depth int) *yaml.Node {
 		}
 		if r.src[r.pos] == closing {
 			r.pos++
+			n.Content = r.children(mark)
 			return n
 		}
 		if !first {
@@ -632,7 +661,7 @@ func (r *fastReader) flow(depth int) *yaml.Node {
 			return nil
 		}
 		if open == '[' {
-			n.Content = append(n.Content, item)
+			r.stack = append(r.stack, item)
 			continue
 		}
 		if item.Kind != yaml.ScalarNode || r.pos == len(r.src) || r.src[r.pos] != ':' {
@@ -647,7 +676,7 @@ func (r *fastReader) flow(depth int) *yaml.Node {
 		if v == nil {
 			return nil
 		}
-		n.Content = append(n.Content, item, v)
+		r.stack = append(r.stack, item, v)
 	}
 }
 
@@ -702,6 +731,7 @@ func (r *fastReader) flowItem(depth int) *yaml.Node {
 // position.
 func (r *fastReader) sequence(indent, depth int) (*yaml.Node, bool) {
 	s := r.node(yaml.SequenceNode, "!!seq", "")
+	mark := len(r.stack)
 	for {
 		if !r.isSequenceEntry() || r.over {
 			return nil, false
@@ -719,7 +749,7 @@ func (r *fastReader) sequence(indent, depth int) (*yaml.Node, bool) {
 				return nil, false
 			}
 			m.HeadComment = head
-			s.Content = append(s.Content, m)
+			r.stack = append(r.stack, m)
 			// the mapping stopped at the first line indented less than its keys, or at the end
 			next = r.pos - r.bol
 			if r.pos >= len(r.src) {
@@ -731,18 +761,20 @@ func (r *fastReader) sequence(indent, depth int) (*yaml.Node, bool) {
 				return nil, false
 			}
 			v.HeadComment = head
-			s.Content = append(s.Content, v)
+			r.stack = append(r.stack, v)
 			if next, ok = r.contentLine(); !ok {
 				return nil, false
 			}
 		}
 		switch {
 		case next < indent:
+			s.Content = r.children(mark)
 			return s, true
 		case next > indent:
 			return nil, false
 		}
 		if !r.isSequenceEntry() {
+			s.Content = r.children(mark)
 			return s, true // the next key of the mapping the sequence is the value of, or "---"
 		}
 	}
