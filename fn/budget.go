@@ -33,6 +33,9 @@ func DefaultReadLimits() ReadLimits {
 // scan lets through, and its tree is then counted exactly (aliases expanded).
 type reader struct {
 	meter *docbudget.Meter
+	// alias lets the nodes' strings share the input's memory (fastReader.alias): set by a caller
+	// that never changes the input afterwards
+	alias bool
 }
 
 func newReader(ctx context.Context, limits docbudget.Limits) reader {
@@ -53,7 +56,7 @@ func (rd reader) yamlDocuments(data []byte) ([]*yaml.Node, error) {
 	}
 	if FastPathsEnabled() {
 		var slab nodeSlab
-		r := &fastReader{src: data, line: 1, slab: slab, budget: rem, maxDepth: maxFastDepth}
+		r := &fastReader{src: data, line: 1, slab: slab, budget: rem, maxDepth: maxFastDepth, alias: rd.alias}
 		if lim := rd.meter.Limits().Depth; lim > 0 {
 			r.maxDepth = min(r.maxDepth, lim)
 		}

@@ -95,14 +95,17 @@ func DecodeResourceListContext(ctx context.Context, data []byte, limits docbudge
 // what this package does) is list's own item, not a second reading of the same bytes; only the
 // items that changed and the rest of the output are parsed, each changed item on its own where
 // that reads it as the whole output would (decodeChanged). Reading 1,000 resources costs about as
-// much as a validator's whole run.
+// much as a validator's whole run. The strings of the nodes read share out's memory: out must not
+// be changed afterwards.
 func DecodeOutput(out, sent []byte, list *ResourceList) (*ResourceList, error) {
 	if list != nil && len(list.Items) > 0 && FastPathsEnabled() {
 		if rl := decodeReusing(out, sent, list); rl != nil {
 			return rl, nil
 		}
 	}
-	rl, _, err := DecodeResourceList(out)
+	rd := newReader(context.Background(), docbudget.Limits{})
+	rd.alias = true
+	rl, _, err := rd.decode(out, false)
 	return rl, err
 }
 

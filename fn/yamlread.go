@@ -3,6 +3,7 @@ package fn
 import (
 	"bytes"
 	"strings"
+	"unsafe"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -27,6 +28,9 @@ type fastReader struct {
 	bol  int // offset of the start of pos's line
 	slab nodeSlab
 	text string // src as one string, of which every value read as it is written is a part
+	// alias makes text src itself rather than a copy: for a caller that never changes src
+	// afterwards (a function's output, read once), whose size then counts once, not twice
+	alias bool
 	// nodes counts the nodes read; past budget (when not negative) the reader stops, reporting
 	// ok=false, and over is set
 	nodes, budget int
@@ -149,7 +153,11 @@ func (r *fastReader) node(kind yaml.Kind, tag, value string) *yaml.Node {
 // allocates nothing per value.
 func (r *fastReader) textOf(start, end int) string {
 	if r.text == "" {
-		r.text = string(r.src)
+		if r.alias {
+			r.text = unsafe.String(unsafe.SliceData(r.src), len(r.src))
+		} else {
+			r.text = string(r.src)
+		}
 	}
 	return r.text[start:end]
 }
