@@ -237,8 +237,11 @@ func (f *fastYAML) sequence(s *yaml.Node, indent int) bool {
 		if i == sizingItems && len(s.Content) > 2*sizingItems {
 			f.buf = growFor(f.buf, len(f.buf)-start, i, len(s.Content))
 		}
-		if it.Anchor != "" || it.HeadComment != "" || it.FootComment != "" {
+		if it.Anchor != "" || it.FootComment != "" {
 			return false
+		}
+		if it.HeadComment != "" && !f.comment(it.HeadComment, indent) {
+			return false // an item's head comment goes above its "- " (a resource's, in a list)
 		}
 		f.indent(indent)
 		f.buf = append(f.buf, "- "...)
