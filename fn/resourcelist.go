@@ -268,11 +268,14 @@ func decodeRest(rest []byte) (*ResourceList, bool) {
 func splitBlockItems(b []byte) [][]byte {
 	var items [][]byte
 	start := 0
-	for i := 1; i < len(b); i++ {
-		if b[i] == '-' && b[i-1] == '\n' {
-			items = append(items, b[start:i])
-			start = i
+	for i := 0; ; {
+		j := bytes.Index(b[i:], []byte("\n-")) // the vectorised search: this scans whole outputs
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		items = append(items, b[start:i])
+		start = i
 	}
 	if start < len(b) {
 		items = append(items, b[start:])
