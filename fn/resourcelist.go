@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
+	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
 )
 
 // ResourceList wire constants (KRM Functions Specification v1).
@@ -576,25 +576,8 @@ func decodeYAMLDocuments(data []byte) ([]*yaml.Node, error) {
 	return newReader(context.Background(), docbudget.Limits{}).yamlDocuments(data)
 }
 
-// decodeYAMLv3 is decodeYAMLDocuments through yaml.v3 alone.
-func decodeYAMLv3(data []byte) ([]*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var docs []*yaml.Node
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null") {
-			continue // empty document: only comments, or "---" alone
-		}
-		docs = append(docs, &doc)
-	}
-}
+// decodeYAMLv3 is decodeYAMLDocuments through yaml.v3 alone (yamlfast.ReadV3).
+func decodeYAMLv3(data []byte) ([]*yaml.Node, error) { return yamlfast.ReadV3(data) }
 
 func isResourceList(n *yaml.Node) bool {
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {

@@ -12,24 +12,11 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn/fntest"
+	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
 )
 
-// nodeDiff says where two node trees differ in anything yaml.v3 records, or "".
-func nodeDiff(path string, a, b *yaml.Node) string {
-	fa := fmt.Sprintf("kind=%v style=%v tag=%q value=%q anchor=%q head=%q line=%q foot=%q at %d:%d children=%d",
-		a.Kind, a.Style, a.Tag, a.Value, a.Anchor, a.HeadComment, a.LineComment, a.FootComment, a.Line, a.Column, len(a.Content))
-	fb := fmt.Sprintf("kind=%v style=%v tag=%q value=%q anchor=%q head=%q line=%q foot=%q at %d:%d children=%d",
-		b.Kind, b.Style, b.Tag, b.Value, b.Anchor, b.HeadComment, b.LineComment, b.FootComment, b.Line, b.Column, len(b.Content))
-	if fa != fb {
-		return fmt.Sprintf("%s:\n  yaml.v3: %s\n  fast:    %s", path, fa, fb)
-	}
-	for i := range a.Content {
-		if d := nodeDiff(fmt.Sprintf("%s/%d", path, i), a.Content[i], b.Content[i]); d != "" {
-			return d
-		}
-	}
-	return ""
-}
+// nodeDiff says where two node trees differ in anything yaml.v3 records, or "" (yamlfast.Diff).
+func nodeDiff(path string, a, b *yaml.Node) string { return yamlfast.Diff(path, a, b) }
 
 // checkFastRead holds readYAMLFast to yaml.v3 on data: what it reads is what yaml.v3 reads, and it
 // reads nothing yaml.v3 refuses. It returns whether the fast reader took the input.
