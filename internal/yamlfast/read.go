@@ -1,11 +1,12 @@
 // Package yamlfast reads the common shape of Kubernetes configuration into yaml.v3's nodes several
 // times faster than yaml.v3, line by line: block mappings and sequences of printable-ASCII scalars
 // (plain, quoted, literal blocks), flow collections on one line, comments at the end of a line, and
-// comment lines where yaml.v3 makes them a head comment (contentLine). It builds exactly the nodes
-// yaml.v3 builds (kind, style, tag, value, comments, line and column), which the differential
-// tests and fuzz targets (in package fn) hold it to, and declines (ok=false) anything else: foot
-// comments, anchors, tags, multi-line plain or quoted scalars, tabs, non-ASCII... The caller then
-// gives the whole input to yaml.v3, which also reports every error (docs/yaml.md).
+// comment lines where yaml.v3 makes them a head comment (contentLine) or, at the end, a foot
+// comment (end). It builds exactly the nodes yaml.v3 builds (kind, style, tag, value, comments,
+// line and column), which the differential tests and fuzz targets hold it to, and declines
+// (ok=false) anything else: other foot comments, anchors, tags, multi-line plain or quoted
+// scalars, tabs, non-ASCII... The caller then gives the whole input to yaml.v3, which also reports
+// every error (docs/yaml.md).
 package yamlfast
 
 import (
@@ -53,7 +54,9 @@ type fastReader struct {
 	// head is the comment block read before the current line, which the node it starts takes;
 	// docHead, that of the document (docStart: before the first document's content)
 	head, docHead string
-	headAt        int // where the line head belongs to starts
+	// keyFoot and docFoot are the foot comments read at the end of the input (end)
+	keyFoot, docFoot string
+	headAt           int // where the line head belongs to starts
 	// stack holds the children of the collections being read; ptrs is where their Content
 	// slices are cut from
 	stack, ptrs []*yaml.Node
@@ -133,7 +136,7 @@ func read(r *fastReader, slab *Slab) (docs []*yaml.Node, nodes int, ok bool) {
 			return nil, 0, false
 		}
 		root, ok := r.block(0, 0)
-		if !ok {
+		if !ok || !r.rootFeet(doc, root) {
 			return nil, 0, false
 		}
 		doc.Content = []*yaml.Node{root}
@@ -200,19 +203,20 @@ func (r *fastReader) contentLine() (indent int, ok bool) {
 		}
 		return 0, false // a head comment nothing took
 	}
-	var lines []string  // the current block's lines, from their "#"
-	blockCol := -1      // the block's indentation
-	blankAfter := false // a blank line since the block
-	var docHead []string
+	var lines []string   // the current block's lines, from their "#"
+	blockCol := -1       // the block's indentation
+	blankAfter := false  // a blank line since the block
+	blankBefore := false // a blank line before the first block
+	var docHead, foot []string
 	for {
 		if r.pos >= len(r.src) {
-			return -1, lines == nil && docHead == nil
+			return r.end(lines, foot, docHead, blockCol, blankBefore, blankAfter)
 		}
 		for r.pos < len(r.src) && r.src[r.pos] == ' ' {
 			r.pos++
 		}
 		if r.pos >= len(r.src) {
-			return -1, lines == nil && docHead == nil
+			return r.end(lines, foot, docHead, blockCol, blankBefore, blankAfter)
 		}
 		switch r.src[r.pos] {
 		case '\n':
@@ -220,15 +224,21 @@ func (r *fastReader) contentLine() (indent int, ok bool) {
 			r.line++
 			r.bol = r.pos
 			blankAfter = lines != nil
+			blankBefore = blankBefore || lines == nil && foot == nil
 			continue
 		case '#':
 			col := r.pos - r.bol
 			if blankAfter {
-				// the block before is the document's head comment, or a foot comment
-				if !r.docStart || docHead != nil {
+				// the block before is the document's head comment, or a foot comment: the last
+				// key's when right below it and at column 0, and only at the end (end)
+				switch {
+				case r.docStart && docHead == nil:
+					docHead, lines, blankAfter = lines, nil, false
+				case !r.docStart && foot == nil && !blankBefore && blockCol == 0:
+					foot, lines, blankAfter = lines, nil, false
+				default:
 					return 0, false
 				}
-				docHead, lines, blankAfter = lines, nil, false
 			}
 			if lines != nil && col != blockCol {
 				return 0, false
@@ -245,6 +255,9 @@ func (r *fastReader) contentLine() (indent int, ok bool) {
 			continue
 		}
 		indent = r.pos - r.bol
+		if foot != nil {
+			return 0, false // a foot comment, then more
+		}
 		if blankAfter {
 			if !r.docStart || docHead != nil {
 				return 0, false
@@ -262,6 +275,50 @@ func (r *fastReader) contentLine() (indent int, ok bool) {
 		}
 		return indent, true
 	}
+}
+
+// end ends the comment lines contentLine read at the end of the input: foot comments, in the one
+// shape yaml.v3 reads so, at column 0 below the last document: a block right below its last line
+// is the foot comment of the root's last key, one after a blank line (and the last line of the
+// input) the document's, both when the first block is right below the last line. read gives them
+// to their nodes (rootFeet).
+func (r *fastReader) end(lines, foot, docHead []string, col int, blankBefore, blankAfter bool) (int, bool) {
+	switch {
+	case lines == nil && foot == nil && docHead == nil:
+		return -1, true
+	case r.docStart || docHead != nil || col != 0:
+		return 0, false
+	case foot != nil && !blankAfter:
+		r.keyFoot, r.docFoot = joinComment(foot), joinComment(lines)
+	case foot == nil && !blankBefore:
+		r.keyFoot = joinComment(lines)
+	case foot == nil && !blankAfter:
+		r.docFoot = joinComment(lines)
+	default:
+		return 0, false // yaml.v3 ends a document's foot comment followed by blank lines with "\n"
+	}
+	return -1, true
+}
+
+// rootFeet gives the foot comments end read to the root's last key and to the document, when
+// the root is a block mapping whose last value is neither a literal block (whose blank lines
+// yaml.v3 counts before the comment) nor a sequence not indented below its key (whose last item
+// yaml.v3 gives the comment); false otherwise.
+func (r *fastReader) rootFeet(doc, root *yaml.Node) bool {
+	if r.keyFoot == "" && r.docFoot == "" {
+		return true
+	}
+	if root.Kind != yaml.MappingNode || root.Style != 0 || len(root.Content) < 2 {
+		return false
+	}
+	v := root.Content[len(root.Content)-1]
+	if v.Style == yaml.LiteralStyle || v.Kind == yaml.SequenceNode && v.Column == 1 {
+		return false
+	}
+	root.Content[len(root.Content)-2].FootComment = r.keyFoot
+	doc.FootComment = r.docFoot
+	r.keyFoot, r.docFoot = "", ""
+	return true
 }
 
 // joinComment joins the lines of a comment block.
