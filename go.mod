@@ -35,6 +35,7 @@ require (
 	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
 	go.yaml.in/yaml/v2 v2.4.4
 	go.yaml.in/yaml/v3 v3.0.5
+	go.yaml.in/yaml/v4 v4.0.0
 	golang.org/x/crypto v0.57.0
 	golang.org/x/mod v0.42.0
 	golang.org/x/net v0.59.0
@@ -167,25 +168,3 @@ require (
 	k8s.io/klog/v2 v2.140.0 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
-
-replace github.com/santhosh-tekuri/jsonschema/v5 => ./third_party/jsonschema
-
-replace sigs.k8s.io/kustomize/api => ./third_party/kustomize-api
-
-replace github.com/Masterminds/semver/v3 => ./third_party/semver
-
-replace oras.land/oras-go/v2 => ./third_party/oras-go
-
-replace github.com/opencontainers/go-digest => ./third_party/go-digest
-
-replace github.com/prometheus/client_golang => ./third_party/client_golang
-
-replace github.com/prometheus/procfs => ./third_party/procfs
-
-// pkg/krmfn is its own module, so that function authors depend on it alone; the examples and the
-// CLI use the copy in this tree.
-replace github.com/krm-catalog/krm-catalog/pkg/krmfn => ./pkg/krmfn
-
-// go.yaml.in/yaml/v3 is patched so that syntax errors carry the line and column of the offending
-// token (third_party/README.md).
-replace go.yaml.in/yaml/v3 => ./third_party/yaml

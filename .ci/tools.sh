@@ -5,6 +5,7 @@
 # version is kept, so a warm run costs a few `go version -m` calls.
 #
 #   KRM_CATALOG_TOOLS_BIN="$(.ci/tools.sh)" go test ./cmd/krm-catalog/cmd -run TestOCIInterop
+#   .ci/tools.sh helm      # only the tools named
 #
 # The directory defaults to $HOME/.cache/krm-catalog-ci/bin; override with KRM_CATALOG_TOOLS_BIN.
 set -euo pipefail
@@ -13,6 +14,7 @@ COSIGN_V2_VERSION=v2.6.5
 COSIGN_V3_VERSION=v3.1.3
 ORAS_VERSION=v1.3.3
 HELM_VERSION=v3.22.0
+DISTRIBUTION_VERSION=v3.1.2
 
 bin="${KRM_CATALOG_TOOLS_BIN:-$HOME/.cache/krm-catalog-ci/bin}"
 mkdir -p "$bin"
@@ -45,8 +47,20 @@ install() {
   rm -rf "$tmp"
 }
 
-install cosign-v2 github.com/sigstore/cosign/v2/cmd/cosign github.com/sigstore/cosign/v2 "$COSIGN_V2_VERSION"
-install cosign-v3 github.com/sigstore/cosign/v3/cmd/cosign github.com/sigstore/cosign/v3 "$COSIGN_V3_VERSION"
-install oras oras.land/oras/cmd/oras oras.land/oras "$ORAS_VERSION"
-install helm helm.sh/helm/v3/cmd/helm helm.sh/helm/v3 "$HELM_VERSION"
+# wanted NAME: whether NAME is among the tools asked for (all of them when none is named).
+wanted() {
+  [ "${#only[@]}" -eq 0 ] && return 0
+  local n
+  for n in "${only[@]}"; do [ "$n" = "$1" ] && return 0; done
+  return 1
+}
+only=("$@")
+
+wanted cosign-v2 && install cosign-v2 github.com/sigstore/cosign/v2/cmd/cosign github.com/sigstore/cosign/v2 "$COSIGN_V2_VERSION"
+wanted cosign-v3 && install cosign-v3 github.com/sigstore/cosign/v3/cmd/cosign github.com/sigstore/cosign/v3 "$COSIGN_V3_VERSION"
+wanted oras && install oras oras.land/oras/cmd/oras oras.land/oras "$ORAS_VERSION"
+# the registry the README starts with `go run ...@$DISTRIBUTION_VERSION`: building it here fills the
+# module cache, so that the README's test runs that line without the network
+wanted registry && install registry github.com/distribution/distribution/v3/cmd/registry github.com/distribution/distribution/v3 "$DISTRIBUTION_VERSION"
+wanted helm && install helm helm.sh/helm/v3/cmd/helm helm.sh/helm/v3 "$HELM_VERSION"
 echo "$bin"

@@ -17,6 +17,7 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
 	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
+	"github.com/krm-catalog/krm-catalog/internal/yamlpos"
 	"github.com/krm-catalog/krm-catalog/schemas"
 )
 
@@ -315,8 +316,8 @@ func splitJSON(file string, data []byte) ([]segment, Findings) {
 // starts, the end of the input being no place to look for it. data is a document that starts after
 // the file's first shift lines; the line returned is the document's, the lines in msg the file's.
 func yamlErrorAt(data []byte, shift int, err error) (line, col int, msg string) {
-	var se *yaml.SyntaxError
-	if !errors.As(err, &se) || se.Line == 0 {
+	var se *yamlpos.SyntaxError
+	if !errors.As(yamlpos.Locate(data, err), &se) {
 		return 1, 1, strings.TrimPrefix(err.Error(), "yaml: ")
 	}
 	line, col, msg = se.Line, se.Column, se.Problem

@@ -12,6 +12,7 @@ import (
 	"github.com/opencontainers/go-digest"
 
 	"github.com/krm-catalog/krm-catalog/internal/lazyre"
+	"github.com/krm-catalog/krm-catalog/internal/loopback"
 
 	"golang.org/x/mod/semver"
 )
@@ -262,8 +263,10 @@ func checkHTTPURL(s string) string {
 	return ""
 }
 
-// checkFetchURI returns why s cannot serve as the location of a runtime artifact: an https URL or an
-// oci:// reference. Plain http is refused: what it serves could be swapped on the way.
+// checkFetchURI returns why s cannot serve as the location of a runtime artifact: an https URL, an
+// oci:// reference, or plain http to this machine (localhost, a loopback address), as catalogs are
+// fetched. Plain http elsewhere is refused: what it serves could be swapped on the way; on this
+// machine nothing is in transit and the sha256 pin carries integrity.
 func checkFetchURI(s string) string {
 	if rest, ok := strings.CutPrefix(s, "oci://"); ok {
 		if _, err := ParseImage(rest); err != nil {
@@ -275,8 +278,9 @@ func checkFetchURI(s string) string {
 	switch {
 	case err != nil:
 		return fmt.Sprintf("%q is not a URL", s)
+	case u.Scheme == "http" && !loopback.Is(u.Host):
+		return fmt.Sprintf("%q uses plain http to another machine; use https or oci:// so the download cannot be altered in transit (plain http is for localhost and loopback addresses)", s)
 	case u.Scheme == "http":
-		return fmt.Sprintf("%q uses plain http; use https or oci:// so the download cannot be altered in transit", s)
 	case u.Scheme != "https":
 		return fmt.Sprintf("%q must be an https:// URL or an oci:// reference", s)
 	case u.Host == "":

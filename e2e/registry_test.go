@@ -14,16 +14,25 @@ import (
 	"github.com/krm-catalog/krm-catalog/apiclient"
 	"github.com/krm-catalog/krm-catalog/catalog"
 	"github.com/krm-catalog/krm-catalog/catalog/catalogtest"
+	"github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/oci/sign"
 	"github.com/krm-catalog/krm-catalog/server"
 	"github.com/krm-catalog/krm-catalog/store"
 	"github.com/krm-catalog/krm-catalog/store/storetest"
+	"github.com/krm-catalog/krm-catalog/web"
 )
 
 // startRegistryService runs a replica that pushes catalogs to an in-process registry (with the
 // referrers API) on 127.0.0.1 and reports signatures from it.
 func startRegistryService(t *testing.T) (*service, string, *oci.Client) {
+	t.Helper()
+	return startRegistryServiceWith(t, nil)
+}
+
+// startRegistryServiceWith is startRegistryService whose replica verifies keyless signatures with
+// keyless.
+func startRegistryServiceWith(t *testing.T, keyless *identity.Verifier) (*service, string, *oci.Client) {
 	t.Helper()
 	reg := httptest.NewServer(registry.New(registry.WithReferrersSupport(true)))
 	t.Cleanup(reg.Close)
@@ -38,8 +47,13 @@ func startRegistryService(t *testing.T) (*service, string, *oci.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sigs := server.NewSignatures(client, st, keyless, nil)
+	site, err := web.New(web.Config{Store: st, Signatures: sigs})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := server.New(server.Config{Store: st, Validator: v, Registry: prometheus.NewRegistry(), OCI: client, OCIPrefix: host + "/krm",
-		Signatures: server.NewSignatures(client, st, nil)})
+		Signatures: sigs, Keyless: keyless, Mount: site.Mount})
 	if err != nil {
 		t.Fatal(err)
 	}

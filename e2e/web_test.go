@@ -330,6 +330,11 @@ func TestWebsite(t *testing.T) {
 		if got := eval[string](t, ctx, `document.getElementById("pinned-image").textContent`); got != digest {
 			t.Errorf("pinned image %q, want %q", got, digest)
 		}
+		// the fn.yaml snippet offers no value its schema refuses: a required string without a
+		// default is named in a comment to fill in, not written as ""
+		if got := eval[string](t, ctx, `document.getElementById("snippet-fn-config").textContent`); strings.Contains(got, `""`) || !strings.Contains(got, "# namespace: (required string, fill in)") {
+			t.Errorf("fn.yaml snippet:\n%s", got)
+		}
 		screenshot(t, "function")
 		// the version selector applies itself
 		navigate(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById("version"); s.value = "v1beta1"; s.dispatchEvent(new Event("change")); })()`))
@@ -394,6 +399,37 @@ func TestWebsite(t *testing.T) {
 		// the stacked table still names each value
 		if got := eval[string](t, ctx, `getComputedStyle(document.querySelector("#schema-table td[data-label=Type]"), "::before").content`); got != `"Type: "` {
 			t.Errorf("a stacked schema value is labelled %s", got)
+		}
+
+		// the executables stack too: no sideways scroll, and a digest or URL takes at most three
+		// lines of the page's width, broken at the line's end or between a URL's parts
+		navigate(t, ctx, chromedp.Navigate(s.url+"/functions/fn.example.com/ApplySetters"))
+		if bad := eval[[]string](t, ctx, jsOverflow+"("+jsArray([]string{"table.platforms", ".table-scroll:has(table.platforms)"})+")"); len(bad) > 0 {
+			t.Errorf("the executables at 390 px overflow:\n%s", strings.Join(bad, "\n"))
+		}
+		const jsLines = `Array.from(document.querySelectorAll("table.platforms td .hash, table.platforms td.break a")).map(e => {
+			const cs = getComputedStyle(e); return [e.textContent.length, Math.round(e.getBoundingClientRect().height / parseFloat(cs.lineHeight)), cs.wordBreak]; })`
+		cells := eval[[][]any](t, ctx, jsLines)
+		if len(cells) != 6 {
+			t.Fatalf("%d digests and URLs in the executables table, want 6", len(cells))
+		}
+		for _, c := range cells {
+			if lines, _ := c[1].(float64); lines > 3 || c[2] == "break-all" {
+				t.Errorf("a value of %v characters takes %v lines (word-break %v), want at most 3 and no break-all", c[0], c[1], c[2])
+			}
+		}
+		if got := eval[int](t, ctx, `document.querySelectorAll("table.platforms td.break a wbr").length`); got == 0 {
+			t.Error("the download URLs have no break opportunities between their parts")
+		}
+	})
+
+	t.Run("catalogs page", func(t *testing.T) {
+		if st := navigate(t, ctx, chromedp.Navigate(s.url+"/catalogs")); st != 200 {
+			t.Fatalf("catalogs: %d", st)
+		}
+		// kustomize and kpt do not fetch catalogs: the page says what does
+		if got := eval[string](t, ctx, `document.querySelector(".page-head .lead").textContent`); strings.Contains(got, "kustomize, kpt and krm-catalog fetch") || !strings.Contains(got, "neither fetches a catalog itself") {
+			t.Errorf("catalogs page lead %q", got)
 		}
 	})
 

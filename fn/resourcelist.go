@@ -10,6 +10,7 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
 	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
+	"github.com/krm-catalog/krm-catalog/internal/yamlpos"
 )
 
 // ResourceList wire constants (KRM Functions Specification v1).
@@ -576,8 +577,15 @@ func decodeYAMLDocuments(data []byte) ([]*yaml.Node, error) {
 	return newReader(context.Background(), docbudget.Limits{}).yamlDocuments(data)
 }
 
-// decodeYAMLv3 is decodeYAMLDocuments through yaml.v3 alone (yamlfast.ReadV3).
-func decodeYAMLv3(data []byte) ([]*yaml.Node, error) { return yamlfast.ReadV3(data) }
+// decodeYAMLv3 is decodeYAMLDocuments through yaml.v3 alone (yamlfast.ReadV3), its errors
+// located (yamlpos).
+func decodeYAMLv3(data []byte) ([]*yaml.Node, error) {
+	docs, err := yamlfast.ReadV3(data)
+	if err != nil {
+		return nil, yamlpos.Locate(data, err)
+	}
+	return docs, nil
+}
 
 func isResourceList(n *yaml.Node) bool {
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {

@@ -174,6 +174,23 @@ func pathString(e ScalarEdit) string {
 
 // locate finds the scalar an edit names, and whether it is inside a flow collection.
 func locate(docs []*yaml.Node, e ScalarEdit) (*yaml.Node, bool, error) {
+	n, flow, err := locateNode(docs, e)
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case n.Kind != yaml.ScalarNode:
+		return nil, false, fmt.Errorf("%w: %s is not a scalar", ErrNotEditable, pathString(e))
+	case n.Anchor != "" || n.Style&yaml.TaggedStyle != 0:
+		return nil, false, fmt.Errorf("%w: %s carries an anchor or a tag", ErrNotEditable, pathString(e))
+	case n.ShortTag() != "!!str":
+		return nil, false, fmt.Errorf("%w: %s is a %s, not a string", ErrNotEditable, pathString(e), n.ShortTag())
+	}
+	return n, flow, nil
+}
+
+// locateNode finds the node at an edit's path, and whether it is inside a flow collection.
+func locateNode(docs []*yaml.Node, e ScalarEdit) (*yaml.Node, bool, error) {
 	if e.Doc < 0 || e.Doc >= len(docs) {
 		return nil, false, fmt.Errorf("%w: document %d: the stream has %d", ErrNotEditable, e.Doc, len(docs))
 	}
@@ -202,14 +219,6 @@ func locate(docs []*yaml.Node, e ScalarEdit) (*yaml.Node, bool, error) {
 			return nil, false, fmt.Errorf("%w: %s: nothing at %s", ErrNotEditable, pathString(e), strings.Join(e.Path[:i+1], "."))
 		}
 		n = next
-	}
-	switch {
-	case n.Kind != yaml.ScalarNode:
-		return nil, false, fmt.Errorf("%w: %s is not a scalar", ErrNotEditable, pathString(e))
-	case n.Anchor != "" || n.Style&yaml.TaggedStyle != 0:
-		return nil, false, fmt.Errorf("%w: %s carries an anchor or a tag", ErrNotEditable, pathString(e))
-	case n.ShortTag() != "!!str":
-		return nil, false, fmt.Errorf("%w: %s is a %s, not a string", ErrNotEditable, pathString(e), n.ShortTag())
 	}
 	return n, flow, nil
 }

@@ -146,7 +146,7 @@ func eachTestdataYAML(t *testing.T, fn func(path string, data []byte)) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == "third_party" || d.Name() == ".git") {
+		if d.IsDir() && d.Name() == ".git" {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.Contains(path, "testdata") || (!strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".yml")) {

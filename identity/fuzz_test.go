@@ -2,6 +2,7 @@ package identity_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,5 +42,48 @@ func FuzzVerify(f *testing.F) {
 		if _, err := c.Verify(identity.Proof{PublicKey: key, Nonce: nonce, Signature: sig}); err == nil {
 			t.Errorf("a proof verified without the private key: %q %q", key, sig)
 		}
+	})
+}
+
+// FuzzPattern: a pattern that passes has a fixed issuer and, before any `*`, a URL's host and
+// first path segment, and it matches the subject it stands for with every `*` removed.
+func FuzzPattern(f *testing.F) {
+	for _, s := range [][2]string{
+		{"https://token.actions.githubusercontent.com", "https://github.com/acme/fns/.github/workflows/release.yml@refs/tags/*"},
+		{"https://accounts.example", "alice@example.com"},
+		{"https://x", "*"},
+		{"https://x", "https://h/*"},
+		{"https://x", "https://h/a*/b"},
+		{"https://x", "https://h/a/(.*"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, issuer, subject string) {
+		p := identity.Pattern{Issuer: issuer, Subject: subject}
+		if p.Validate() != nil {
+			return
+		}
+		if strings.Contains(issuer, "*") {
+			t.Errorf("issuer %q with a star passed", issuer)
+		}
+		if i := strings.IndexByte(subject, '*'); i >= 0 && strings.Count(subject[:i], "/") < 3 {
+			t.Errorf("subject %q passed with a star before a host and a path segment", subject)
+		}
+		if !p.Matches(issuer, strings.ReplaceAll(subject, "*", "")) {
+			t.Errorf("%v does not match its own subject", p)
+		}
+		if p.Matches(issuer+"x", subject) {
+			t.Errorf("%v matches another issuer", p)
+		}
+	})
+}
+
+// FuzzParseBundle: a bundle from a registry or a request is outside input.
+func FuzzParseBundle(f *testing.F) {
+	f.Add([]byte(`{"mediaType":"application/vnd.dev.sigstore.bundle.v0.3+json"}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = identity.ParseBundle(data)
 	})
 }

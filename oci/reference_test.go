@@ -36,8 +36,7 @@ func TestParseReference(t *testing.T) {
 	}
 }
 
-// TestParseReferenceRejects holds the checks of oras-go's and go-digest's regular expressions,
-// which the copies in third_party compile on first use instead of at start-up.
+// TestParseReferenceRejects holds the checks of oras-go's and go-digest's regular expressions.
 func TestParseReferenceRejects(t *testing.T) {
 	t.Parallel()
 	const hex = "0dccf88826d80f10f13332fbc81c34af84fad81718c2266c151efaabf7922120"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -76,7 +77,12 @@ type Discovery struct {
 	Reference   Reference
 	Definitions []ocispec.Descriptor
 	Signatures  []Signature
-	// Others are referrers of other artifact types (SBOMs, attestations...).
+	// SBOMs are SPDX and CycloneDX referrers.
+	SBOMs []ocispec.Descriptor
+	// Attestations are sigstore bundle referrers whose statement is not a signature (cosign attest:
+	// SLSA provenance, vulnerability scans...), by the predicate type annotation cosign writes.
+	Attestations []ocispec.Descriptor
+	// Others are referrers of other artifact types.
 	Others []ocispec.Descriptor
 }
 
@@ -102,11 +108,16 @@ func (c *Client) discover(ctx context.Context, refStr string, keys []sign.Public
 		return Discovery{}, err
 	}
 	for _, r := range refs {
-		switch r.artifactType {
-		case MediaTypeDefinition:
+		switch {
+		case r.artifactType == MediaTypeDefinition:
 			d.Definitions = append(d.Definitions, r.desc)
-		case sign.BundleMediaType:
-			// listed with the signatures below
+		case r.artifactType == sign.BundleMediaType:
+			// signatures are listed below; attestations apart
+			if pt := r.desc.Annotations[PredicateTypeAnnotation]; pt != "" && pt != sign.CosignSignPredicateType {
+				d.Attestations = append(d.Attestations, r.desc)
+			}
+		case IsSBOM(r.artifactType):
+			d.SBOMs = append(d.SBOMs, r.desc)
 		default:
 			d.Others = append(d.Others, r.desc)
 		}
@@ -115,6 +126,9 @@ func (c *Client) discover(ctx context.Context, refStr string, keys []sign.Public
 	if err != nil {
 		return Discovery{}, err
 	}
+	d.Signatures = slices.DeleteFunc(d.Signatures, func(s Signature) bool {
+		return slices.ContainsFunc(d.Attestations, func(a ocispec.Descriptor) bool { return a.Digest == s.Manifest })
+	})
 	return d, nil
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/internal/atomicfile"
 	"github.com/krm-catalog/krm-catalog/internal/loopback"
+	"github.com/krm-catalog/krm-catalog/internal/tlshint"
 )
 
 // CatalogPuller pulls a catalog stored as an OCI artifact (media type
@@ -100,7 +101,7 @@ func (c httpsCache) fetch(ctx context.Context, u string) ([]byte, error) {
 	client.CheckRedirect = loopback.CheckRedirect(client.CheckRedirect)
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, tlshint.Wrap(err)
 	}
 	defer resp.Body.Close()
 	switch {

@@ -70,6 +70,7 @@ func (r *Resolver) ResolveImage(ctx context.Context, image, kind string) (*Resol
 	if err != nil {
 		return nil, fmt.Errorf("resolve image %s: %w", image, err)
 	}
+	var others []string // the same repository at other tags, for the error
 	for _, img := range images {
 		have := img.Ref
 		if r.shortImagePrefix != "" {
@@ -78,8 +79,43 @@ func (r *Resolver) ResolveImage(ctx context.Context, image, kind string) (*Resol
 		if imageMatches(have, want) && (kind == "" || slices.Contains(img.Version.Runtime.Kinds(), kind)) {
 			return img.Resolution, nil
 		}
+		if have.Name == want.Name && have.Tag != "" {
+			others = append(others, img.Catalog+" lists it at "+have.Tag)
+		}
 	}
-	return nil, fmt.Errorf("resolve image %s: %w; searched the trusted catalogs", image, ErrNotFound)
+	name := image
+	if full := want.String(); full != image {
+		name += " (" + full + ")"
+	}
+	hint := ""
+	if len(others) > 0 {
+		hint = " (" + strings.Join(others, "; ") + ")"
+	}
+	return nil, fmt.Errorf("resolve image %s: %w; %s%s", name, ErrNotFound, r.searchedCatalogs(), hint)
+}
+
+// searchedCatalogs says which catalogs an image was looked for in, and which were passed over as
+// untrusted, for an error a user acts on: the fix is often a --trusted-catalog.
+func (r *Resolver) searchedCatalogs() string {
+	var searched, untrusted []string
+	for i, ref := range r.refs {
+		switch {
+		case i < r.builtin:
+			searched = append(searched, ref.Raw+" (built-in)")
+		case r.isTrusted(ref):
+			searched = append(searched, ref.Raw)
+		default:
+			untrusted = append(untrusted, ref.Raw)
+		}
+	}
+	s := "no trusted catalog was given (--catalog with --trusted-catalog) and there is no built-in catalog"
+	if len(searched) > 0 {
+		s = fmt.Sprintf("searched %d catalog(s): %s", len(searched), strings.Join(searched, ", "))
+	}
+	if len(untrusted) > 0 {
+		s += "; not searched, untrusted (--trusted-catalog trusts them): " + strings.Join(untrusted, ", ")
+	}
+	return s
 }
 
 // imageMatches reports whether a catalog's image is the image wanted.

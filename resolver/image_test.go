@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -70,6 +71,13 @@ spec:
 	}
 	if _, err := r.ResolveImage(context.Background(), "registry.example.com/fns/set-namespace:v1.0.0", "exec"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("kind exec of a container-only version: %v, want ErrNotFound", err)
+	}
+	// an image not found says what was searched, what was passed over, and the tags listed
+	_, err = r.ResolveImage(context.Background(), "registry.example.com/fns/set-namespace:v3.0.0", "")
+	for _, s := range []string{"searched 1 catalog(s): " + trusted, "not searched, untrusted (--trusted-catalog trusts them): " + untrusted, trusted + " lists it at v1.0.0; " + trusted + " lists it at v2.0.0"} {
+		if err == nil || !strings.Contains(err.Error(), s) {
+			t.Errorf("not found: %v; want it to say %q", err, s)
+		}
 	}
 	if _, err := r.ResolveImage(context.Background(), "Not An Image", ""); err == nil || errors.Is(err, ErrNotFound) {
 		t.Errorf("a malformed image: %v, want a parse error", err)

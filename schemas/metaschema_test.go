@@ -7,10 +7,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
-// TestMetaSchemasCheckEveryDraft holds the patched copy of jsonschema (third_party/jsonschema,
-// which compiles each draft's meta-schema on first use instead of at start-up) to upstream's
-// behaviour: a schema is still checked against its draft's meta-schema, for every draft, also when
-// the first uses race (run with -race).
+// TestMetaSchemasCheckEveryDraft holds what the schema checks rely on from jsonschema: a schema is
+// checked against its draft's meta-schema, for every draft, also when the first uses race (run
+// with -race).
 func TestMetaSchemasCheckEveryDraft(t *testing.T) {
 	t.Parallel()
 	drafts := []struct {

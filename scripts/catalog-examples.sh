@@ -46,7 +46,8 @@ mkdir -p "$WORK/bin" "$WORK/src" "$WORK/sdk" "$WORK/cache/exec"
 if [ -n "${KRM_CATALOG:-}" ]; then
 	cp "$KRM_CATALOG" "$WORK/krm-catalog"
 else
-	(cd "$REPO" && go build -o "$WORK/krm-catalog" ./cmd/krm-catalog)
+	# the clone's go.work, where -mod=mod is refused
+	(cd "$REPO" && GOFLAGS= go build -o "$WORK/krm-catalog" ./cmd/krm-catalog)
 fi
 
 # the registry and path the examples name the catalog's images under (kpt's e2e adds it to a bare

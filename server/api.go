@@ -233,6 +233,23 @@ func (s *Server) listCatalogVersions(w http.ResponseWriter, r *http.Request) err
 	return serveJSON(w, map[string]any{"versions": vs})
 }
 
+// getCatalogVersion serves one version of a catalog as the list of its versions has it.
+func (s *Server) getCatalogVersion(w http.ResponseWriter, r *http.Request) error {
+	name, version := chi.URLParam(r, "name"), chi.URLParam(r, "version")
+	vs, err := s.store.ListCatalogVersions(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	for i := range vs {
+		if vs[i].Version == version {
+			one := vs[i : i+1]
+			s.signatures.AnnotateCatalogVersions(r.Context(), one)
+			return serveJSON(w, one[0])
+		}
+	}
+	return store.Errorf(store.ErrNotFound, "catalog %q has no version %q", name, version)
+}
+
 func (s *Server) searchFunctions(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	limit := 0

@@ -58,6 +58,13 @@ type unfinished struct{ err error }
 func (e *unfinished) Error() string { return "the work stopped: " + e.err.Error() }
 func (e *unfinished) Unwrap() error { return e.err }
 
+// methodNotAllowed is a path the API serves, asked with a method it does not take there (405).
+type methodNotAllowed struct{ method string }
+
+func (e *methodNotAllowed) Error() string {
+	return "this API endpoint does not take " + e.method + " (see /api/v1/openapi.yaml)"
+}
+
 // badRequest is a request the client must change (400).
 type badRequest struct{ message string }
 
@@ -77,6 +84,7 @@ func statusOf(err error) (int, string, []errorDetail) {
 	var (
 		invalid  *invalidDocument
 		bad      *badRequest
+		method   *methodNotAllowed
 		tooLarge *http.MaxBytesError
 		upstream *upstreamError
 	)
@@ -101,6 +109,8 @@ func statusOf(err error) (int, string, []errorDetail) {
 		return http.StatusUnprocessableEntity, invalid.message, details(invalid.findings)
 	case errors.As(err, &bad):
 		return http.StatusBadRequest, bad.message, nil
+	case errors.As(err, &method):
+		return http.StatusMethodNotAllowed, method.Error(), nil
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge, "request body is larger than the limit of " + humanize.IBytes(uint64(tooLarge.Limit)), nil
 	case errors.Is(err, store.ErrTooLarge):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ type fakeStore struct {
 	content  map[string][]byte // name@version → bytes
 	defs     map[string][]byte // group/kind → bytes
 	keys     map[string][]store.Key
+	ids      map[string][]store.Identity
 	// challenges are the open key challenges, by nonce
 	challenges map[string]identity.Challenge
 	checks     map[string]store.SignatureCheck
@@ -55,6 +57,7 @@ func newFakeStore() *fakeStore {
 		content:    map[string][]byte{},
 		defs:       map[string][]byte{},
 		keys:       map[string][]store.Key{},
+		ids:        map[string][]store.Identity{},
 		challenges: map[string]identity.Challenge{},
 		checks:     map[string]store.SignatureCheck{},
 	}
@@ -458,6 +461,65 @@ func (f *fakeStore) DeleteKey(ctx context.Context, publisher, fingerprint string
 		}
 	}
 	return store.Errorf(store.ErrNotFound, "no key %s", fingerprint)
+}
+
+// AddIdentity applies the store's rules, as AddKey does, with v checking the keyless proof.
+func (f *fakeStore) AddIdentity(ctx context.Context, publisher string, proof identity.KeylessProof, v store.ChallengeVerifier) (store.Identity, bool, error) {
+	if err := f.enter(ctx); err != nil {
+		return store.Identity{}, false, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.challenges[proof.Nonce]
+	delete(f.challenges, proof.Nonce)
+	if !ok || c.Publisher != publisher {
+		return store.Identity{}, false, store.Errorf(store.ErrForbidden, "no open challenge %q for %s", proof.Nonce, publisher)
+	}
+	if _, err := v.VerifyChallenge(c, proof); err != nil {
+		if errors.Is(err, identity.ErrKeylessMismatch) || errors.Is(err, identity.ErrKeylessUnverified) {
+			return store.Identity{}, false, store.Errorf(store.ErrForbidden, "no proof of the identity: %s", err)
+		}
+		return store.Identity{}, false, store.Errorf(store.ErrInvalid, "%s", err)
+	}
+	for _, id := range f.ids[publisher] {
+		if id.Pattern == proof.Pattern && id.RemovedAt == nil {
+			return id, false, nil
+		}
+	}
+	proven := fakeTime
+	id := store.Identity{Publisher: publisher, Pattern: proof.Pattern, CreatedAt: fakeTime, ProvenAt: &proven}
+	f.ids[publisher] = append(f.ids[publisher], id)
+	return id, true, nil
+}
+
+func (f *fakeStore) IdentityHistory(ctx context.Context, publisher string) ([]store.Identity, error) {
+	if err := f.enter(ctx); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]store.Identity(nil), f.ids[publisher]...), nil
+}
+
+func (f *fakeStore) ListIdentities(ctx context.Context, publisher string) ([]store.Identity, error) {
+	all, err := f.IdentityHistory(ctx, publisher)
+	return slices.DeleteFunc(all, func(id store.Identity) bool { return id.RemovedAt != nil }), err
+}
+
+func (f *fakeStore) DeleteIdentity(ctx context.Context, publisher string, p identity.Pattern) error {
+	if err := f.enter(ctx); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, id := range f.ids[publisher] {
+		if id.Pattern == p && id.RemovedAt == nil {
+			removed := fakeTime
+			f.ids[publisher][i].RemovedAt = &removed
+			return nil
+		}
+	}
+	return store.Errorf(store.ErrNotFound, "no identity %s", p)
 }
 
 func (f *fakeStore) SignatureChecks(ctx context.Context, publisher string, subjects []string, _ time.Duration) (map[string]store.SignatureCheck, error) {

@@ -150,6 +150,10 @@ func TestHandlers(t *testing.T) {
 		{name: "get a catalog", published: true, call: call{path: "/api/v1/catalogs/example-functions"}, want: 200, contains: []string{`"versions":1`}},
 		{name: "get a missing catalog", call: call{path: "/api/v1/catalogs/none"}, want: 404},
 		{name: "list versions", published: true, call: call{path: "/api/v1/catalogs/example-functions/versions"}, want: 200, contains: []string{`"version":"1.0.0"`}},
+		{name: "get a version", published: true, call: call{path: catalogPath + "1.0.0"}, want: 200, contains: []string{`"catalog":"example-functions"`, `"version":"1.0.0"`, `"digest":"sha256:`}},
+		{name: "get a missing version", published: true, call: call{path: catalogPath + "9.9.9"}, want: 404, contains: []string{`"error":{"message":"catalog \"example-functions\" has no version \"9.9.9\""`}},
+		{name: "a method the endpoint does not take", published: true, call: call{method: "DELETE", path: catalogPath + "1.0.0"}, want: 405, contains: []string{`"error":{"message":"this API endpoint does not take DELETE`},
+			header: map[string]string{"Content-Type": "application/json"}},
 		{name: "latest catalog.yaml", published: true, call: call{path: "/catalogs/example-functions/catalog.yaml"}, want: 200,
 			contains: []string{"kind: KRMFunctionCatalog"}, header: map[string]string{"X-Catalog-Version": "1.0.0", "Cache-Control": cacheLatest, "Content-Type": "application/yaml"}},
 		{name: "pinned catalog.yaml", published: true, call: call{path: "/catalogs/example-functions/1.0.0/catalog.yaml"}, want: 200,
@@ -422,8 +426,8 @@ func (f *fakePushRegistry) PushCatalog(ctx context.Context, ref string, data []b
 	return digest.FromBytes(data), nil
 }
 
-func (f *fakePushRegistry) SignatureStatus(context.Context, string, []sign.PublicKey) (oci.SignatureStatus, error) {
-	return oci.StatusUnsigned, nil
+func (f *fakePushRegistry) Evidence(context.Context, string, []sign.PublicKey) (oci.Evidence, error) {
+	return oci.Evidence{}, nil
 }
 
 func TestPublishPushes(t *testing.T) {
@@ -441,7 +445,7 @@ func TestPublishPushes(t *testing.T) {
 			reg := &fakePushRegistry{err: tc.err}
 			ts := newTestServer(t, func(c *Config) {
 				c.OCI, c.OCIPrefix = reg, "127.0.0.1:5000/krm"
-				c.Signatures = NewSignatures(reg, c.Store, nil)
+				c.Signatures = NewSignatures(reg, c.Store, nil, nil)
 			})
 			rec := ts.do(t, call{method: "PUT", path: "/api/v1/catalogs/example-functions/versions/1.0.0", token: "secret", body: readExample(t, "../catalog/testdata/reference/catalog.yaml")})
 			if rec.Code != tc.want {

@@ -80,11 +80,7 @@ func (s *Server) addKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, map[string]any{"created": created, "key": k})
+	writeRegistered(w, created, "key", k)
 	return nil
 }
 
@@ -93,14 +89,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	active, removed := []store.Key{}, []store.Key{}
-	for _, k := range history {
-		if k.RemovedAt == nil {
-			active = append(active, k)
-		} else {
-			removed = append(removed, k)
-		}
-	}
+	active, removed := splitRemoved(history, func(k store.Key) bool { return k.RemovedAt != nil })
 	return serveJSON(w, map[string]any{"keys": active, "removed": removed})
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
 	"github.com/krm-catalog/krm-catalog/internal/httpx"
 	"github.com/krm-catalog/krm-catalog/store"
@@ -69,6 +70,8 @@ type Config struct {
 	OCIPrefix string
 	// Signatures reports signature statuses in the API; nil reports none.
 	Signatures *Signatures
+	// Keyless verifies the keyless proofs of publisher identities; nil refuses them.
+	Keyless *identity.Verifier
 	// Mount adds routes of other packages (the website) to the router.
 	Mount func(r chi.Router)
 	// Limiters bound validation, search, publishes and failed authentications (the website
@@ -99,6 +102,7 @@ type Server struct {
 	registry       Registry
 	registryPrefix string
 	signatures     *Signatures
+	keyless        *identity.Verifier
 
 	deadlines Deadlines
 	limits    *Limiters
@@ -121,7 +125,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("new server: a store and a validator are required")
 	}
 	s := &Server{store: cfg.Store, validator: cfg.Validator, logger: cfg.Logger, maxBody: cfg.MaxBodyBytes, cache: cfg.Cache,
-		keys: cfg.Store, owners: cfg.Store, registry: cfg.OCI, registryPrefix: cfg.OCIPrefix, signatures: cfg.Signatures,
+		keys: cfg.Store, owners: cfg.Store, registry: cfg.OCI, registryPrefix: cfg.OCIPrefix, signatures: cfg.Signatures, keyless: cfg.Keyless,
 		cacheLatest: []string{cacheLatest}, cacheImmutable: []string{cacheImmutable}}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -176,6 +180,7 @@ func New(cfg Config) (*Server, error) {
 		r.Get("/catalogs", s.handle(s.listCatalogs))
 		r.Get("/catalogs/{name}", s.handle(s.getCatalog))
 		r.Get("/catalogs/{name}/versions", s.handle(s.listCatalogVersions))
+		r.Get("/catalogs/{name}/versions/{version}", s.handle(s.getCatalogVersion))
 		// proposals share the publish budget: each writes the database and the audit log
 		r.With(s.authenticate).Post("/catalogs/{name}/proposals", s.handle(s.limitPublisher(s.limits.Publish, s.createProposal)))
 		r.Get("/catalogs/{name}/proposals", s.handle(s.limit(s.limits.Search, s.listProposals)))
@@ -185,17 +190,27 @@ func New(cfg Config) (*Server, error) {
 		r.Get("/functions", s.handle(s.limit(s.limits.Search, s.searchFunctions)))
 		r.Get("/functions/{group}/{kind}", s.handle(s.getFunction))
 		r.Get("/functions/{group}/{kind}/versions/{version}", s.handle(s.getFunctionVersion))
+		// an SBOM is read from a registry, up to tens of MiB: limited per client as searches are
+		r.Get("/functions/{group}/{kind}/versions/{version}/sboms/{digest}", s.handle(s.limit(s.limits.Search, s.functionSBOM)))
 		r.Get("/resolve", s.handle(s.resolve))
 		// key changes share the publish budget: each writes the database and the audit log
 		r.With(s.authenticate).Put("/publishers/{name}/keys", s.handle(s.limitPublisher(s.limits.Publish, s.addKey)))
 		r.Get("/publishers/{name}/keys", s.handle(s.listKeys))
 		r.With(s.authenticate).Delete("/publishers/{name}/keys/{fingerprint}", s.handle(s.limitPublisher(s.limits.Publish, s.deleteKey)))
 		r.With(s.authenticate).Post("/publishers/{name}/keys/challenges", s.handle(s.limitPublisher(s.limits.Publish, s.issueChallenge)))
+		r.With(s.authenticate).Put("/publishers/{name}/identities", s.handle(s.limitPublisher(s.limits.Publish, s.addIdentity)))
+		r.Get("/publishers/{name}/identities", s.handle(s.listIdentities))
+		r.With(s.authenticate).Delete("/publishers/{name}/identities", s.handle(s.limitPublisher(s.limits.Publish, s.deleteIdentity)))
+		r.With(s.authenticate).Post("/publishers/{name}/identities/challenges", s.handle(s.limitPublisher(s.limits.Publish, s.issueChallenge)))
 		r.Get("/publishers/{name}/groups", s.handle(s.publisherGroups))
 		r.Get("/groups/{group}", s.handle(s.groupOwner))
 		r.Post("/validate", s.handle(s.limit(s.limits.Validate, s.validate)))
 		r.NotFound(s.handle(func(http.ResponseWriter, *http.Request) error {
 			return store.Errorf(store.ErrNotFound, "no such API endpoint")
+		}))
+		// a path the API has with another method: a JSON error like every other, not chi's empty 405
+		r.MethodNotAllowed(s.handle(func(_ http.ResponseWriter, r *http.Request) error {
+			return &methodNotAllowed{method: r.Method}
 		}))
 	})
 	if cfg.Mount != nil {

@@ -140,11 +140,17 @@ type fakeRegistry struct {
 	asked    []string
 }
 
-func (f *fakeRegistry) SignatureStatus(_ context.Context, ref string, _ []sign.PublicKey) (oci.SignatureStatus, error) {
+func (f *fakeRegistry) Evidence(_ context.Context, ref string, _ []sign.PublicKey) (oci.Evidence, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = append(f.asked, ref)
-	return f.statuses[ref], nil
+	switch f.statuses[ref] {
+	case oci.StatusVerified:
+		return oci.Evidence{Signatures: []oci.Signature{{Verified: true}}}, nil
+	case oci.StatusSigned:
+		return oci.Evidence{Signatures: []oci.Signature{{}}}, nil
+	}
+	return oci.Evidence{}, nil
 }
 
 // fakeKeys has no keys and records nothing.
@@ -161,8 +167,11 @@ func TestSignatureStatusesAskOncePerSubject(t *testing.T) {
 	// one subject is a substring of the other: both must be asked about, each once
 	long, short := "registry.example.com/fn/a@sha256:00", "example.com/fn/a@sha256:00"
 	reg := &fakeRegistry{statuses: map[string]oci.SignatureStatus{long: oci.StatusSigned, short: oci.StatusVerified}}
-	sigs := NewSignatures(reg, fakeKeys{}, nil)
-	got := sigs.statuses(context.Background(), "example.com", []string{long, short, long, short})
+	sigs := NewSignatures(reg, fakeKeys{}, nil, nil)
+	got := map[string]string{}
+	for subject, c := range sigs.checks(context.Background(), "example.com", []string{long, short, long, short}) {
+		got[subject] = c.Status
+	}
 	want := map[string]string{long: "signed", short: "verified"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)

@@ -19,19 +19,25 @@ import (
 	"github.com/krm-catalog/krm-catalog/store"
 )
 
-// Registry is what the service needs of an OCI registry: pushing catalogs and reading signatures.
+// Registry is what the service needs of an OCI registry: pushing catalogs, and reading what is
+// attached to artifacts (signatures, attestations, SBOMs).
 type Registry interface {
 	PushCatalog(ctx context.Context, ref string, data []byte, opts oci.PushOptions) (digest.Digest, error)
-	SignatureStatus(ctx context.Context, ref string, keys []sign.PublicKey) (oci.SignatureStatus, error)
+	Evidence(ctx context.Context, ref string, keys []sign.PublicKey) (oci.Evidence, error)
+	ReadSBOM(ctx context.Context, ref string, manifest digest.Digest) ([]byte, string, error)
 }
 
-// KeyStore is what the service needs to keep publishers' keys and signature checks.
+// KeyStore is what the service needs to keep publishers' keys, identities and signature checks.
 type KeyStore interface {
 	IssueChallenge(ctx context.Context, publisher string, ttl time.Duration) (identity.Challenge, error)
 	AddKey(ctx context.Context, publisher string, proof identity.Proof) (store.Key, bool, error)
 	ListKeys(ctx context.Context, publisher string) ([]store.Key, error)
 	KeyHistory(ctx context.Context, publisher string) ([]store.Key, error)
 	DeleteKey(ctx context.Context, publisher, fingerprint string) error
+	AddIdentity(ctx context.Context, publisher string, proof identity.KeylessProof, v store.ChallengeVerifier) (store.Identity, bool, error)
+	ListIdentities(ctx context.Context, publisher string) ([]store.Identity, error)
+	IdentityHistory(ctx context.Context, publisher string) ([]store.Identity, error)
+	DeleteIdentity(ctx context.Context, publisher string, p identity.Pattern) error
 	SignatureChecks(ctx context.Context, publisher string, subjects []string, maxAge time.Duration) (map[string]store.SignatureCheck, error)
 	SaveSignatureCheck(ctx context.Context, publisher string, c store.SignatureCheck) error
 }
@@ -41,27 +47,30 @@ type KeyStore interface {
 const signatureCheckAge = 2 * time.Minute
 
 // Signatures reports the signature status of catalog and function versions (verified, signed or
-// unsigned) against their publisher's registered keys, reading signatures from the registries the
-// artifacts live in and recording what it learns in the store, so replicas share it. The JSON API
-// and the website both use it. A nil *Signatures annotates nothing.
+// unsigned) against their publisher's registered keys and identities, with who signed, the SLSA
+// provenance and the SBOMs attached, reading them from the registries the artifacts live in and
+// recording what it learns in the store, so replicas share it. The JSON API and the website both
+// use it. A nil *Signatures annotates nothing.
 type Signatures struct {
 	registry Registry
 	keys     KeyStore
+	keyless  *identity.Verifier
 	logger   *slog.Logger
 }
 
-// NewSignatures returns the signature reporter of a service that has a registry.
-func NewSignatures(registry Registry, keys KeyStore, logger *slog.Logger) *Signatures {
+// NewSignatures returns the signature reporter of a service that has a registry. keyless verifies
+// signatures by registered identities; nil verifies only keys.
+func NewSignatures(registry Registry, keys KeyStore, keyless *identity.Verifier, logger *slog.Logger) *Signatures {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Signatures{registry: registry, keys: keys, logger: logger}
+	return &Signatures{registry: registry, keys: keys, keyless: keyless, logger: logger}
 }
 
-// statuses returns the status of each subject (a pinned reference, repository@sha256:...) for
+// checks returns the check of each subject (a pinned reference, repository@sha256:...) for
 // publisher. A subject whose registry cannot be reached is left out: its status is unknown.
-func (c *Signatures) statuses(ctx context.Context, publisher string, subjects []string) map[string]string {
-	out := map[string]string{}
+func (c *Signatures) checks(ctx context.Context, publisher string, subjects []string) map[string]store.SignatureCheck {
+	out := map[string]store.SignatureCheck{}
 	if c == nil || len(subjects) == 0 {
 		return out
 	}
@@ -74,7 +83,7 @@ func (c *Signatures) statuses(ctx context.Context, publisher string, subjects []
 	seen := make(map[string]bool, len(subjects))
 	for _, s := range subjects {
 		if r, ok := recorded[s]; ok {
-			out[s] = r.Status
+			out[s] = r
 		} else if !seen[s] {
 			seen[s] = true
 			missing = append(missing, s)
@@ -83,9 +92,9 @@ func (c *Signatures) statuses(ctx context.Context, publisher string, subjects []
 	if len(missing) == 0 {
 		return out
 	}
-	keys, err := c.publisherKeys(ctx, publisher)
+	trust, err := c.trustOf(ctx, publisher)
 	if err != nil {
-		c.logger.WarnContext(ctx, "read publisher keys", slog.String("publisher", publisher), slog.Any("error", err))
+		c.logger.WarnContext(ctx, "read publisher keys and identities", slog.String("publisher", publisher), slog.Any("error", err))
 		return out
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -99,16 +108,17 @@ func (c *Signatures) statuses(ctx context.Context, publisher string, subjects []
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			status, err := c.registry.SignatureStatus(ctx, subject, keys)
+			ev, err := c.registry.Evidence(ctx, subject, trust.keys)
 			if err != nil {
 				c.logger.WarnContext(ctx, "check signatures", slog.String("subject", subject), slog.Any("error", err))
 				return
 			}
-			if err := c.keys.SaveSignatureCheck(context.WithoutCancel(ctx), publisher, store.SignatureCheck{Subject: subject, Status: string(status)}); err != nil {
+			check := c.judge(subject, ev, trust)
+			if err := c.keys.SaveSignatureCheck(context.WithoutCancel(ctx), publisher, check); err != nil {
 				c.logger.WarnContext(ctx, "save signature check", slog.Any("error", err))
 			}
 			mu.Lock()
-			out[subject] = string(status)
+			out[subject] = check
 			mu.Unlock()
 		})
 	}
@@ -116,20 +126,87 @@ func (c *Signatures) statuses(ctx context.Context, publisher string, subjects []
 	return out
 }
 
-func (c *Signatures) publisherKeys(ctx context.Context, publisher string) ([]sign.PublicKey, error) {
+// trust is what makes a publisher's signatures verified: its keys (with their fingerprints by the
+// name the OCI client gives a verifying key) and its identities.
+type trust struct {
+	keys         []sign.PublicKey
+	fingerprints map[string]string
+	identities   []identity.Pattern
+}
+
+func (c *Signatures) trustOf(ctx context.Context, publisher string) (trust, error) {
 	stored, err := c.keys.ListKeys(ctx, publisher)
 	if err != nil {
-		return nil, err
+		return trust{}, err
 	}
-	keys := make([]sign.PublicKey, 0, len(stored))
+	t := trust{keys: make([]sign.PublicKey, 0, len(stored)), fingerprints: map[string]string{}}
 	for _, k := range stored {
 		pk, err := sign.ParsePublicKey(publisher+" key "+k.Fingerprint[:min(12, len(k.Fingerprint))], []byte(k.PEM))
 		if err != nil {
-			return nil, err
+			return trust{}, err
 		}
-		keys = append(keys, pk)
+		t.keys = append(t.keys, pk)
+		t.fingerprints[pk.String()] = k.Fingerprint
 	}
-	return keys, nil
+	if c.keyless == nil {
+		return t, nil
+	}
+	ids, err := c.keys.ListIdentities(ctx, publisher)
+	if err != nil {
+		return trust{}, err
+	}
+	for _, id := range ids {
+		t.identities = append(t.identities, id.Pattern)
+	}
+	return t, nil
+}
+
+// judge reads what a registry holds for subject: verified by a registered key, or else by a
+// keyless bundle a registered identity signed (cosign's signature statement, or a message
+// signature over the manifest); the first SLSA provenance a registered identity signed; the SBOMs.
+func (c *Signatures) judge(subject string, ev oci.Evidence, t trust) store.SignatureCheck {
+	check := store.SignatureCheck{Subject: subject, Status: string(oci.Classify(ev.Signatures))}
+	for _, s := range ev.Signatures {
+		if s.Verified {
+			check.Signer = identity.Signer{Key: t.fingerprints[s.Key]}
+			break
+		}
+	}
+	att := identity.Attestations{}
+	for _, b := range ev.Bundles {
+		if len(t.identities) == 0 {
+			break
+		}
+		signer, st, err := c.keyless.VerifyDigest(b.Data, ev.Subject.Digest, t.identities,
+			sign.CosignSignPredicateType, identity.SLSAProvenanceV1, identity.SLSAProvenanceV02)
+		if err != nil {
+			continue
+		}
+		switch st.PredicateType {
+		case "", sign.CosignSignPredicateType:
+			if check.Status != string(oci.StatusVerified) {
+				check.Status, check.Signer = string(oci.StatusVerified), signer
+			}
+		default:
+			if att.Provenance != nil {
+				continue
+			}
+			p, err := identity.ParseProvenance(st.PredicateType, st.Predicate)
+			if err != nil {
+				c.logger.Warn("read provenance", slog.String("subject", subject), slog.Any("error", err))
+				continue
+			}
+			p.Signer = signer
+			att.Provenance = &p
+		}
+	}
+	for _, s := range ev.SBOMs {
+		att.SBOMs = append(att.SBOMs, identity.SBOM{ArtifactType: s.ArtifactType, Manifest: string(s.Manifest), Layer: string(s.Layer.Digest), Size: s.Layer.Size})
+	}
+	if !att.IsZero() {
+		check.Attestations = &att
+	}
+	return check
 }
 
 // catalogSubject is the pinned reference of a pushed catalog version, or "".
@@ -177,15 +254,15 @@ func functionSubjects(fv store.FunctionVersion) []string {
 	return out
 }
 
-// combine folds the statuses of a function version's artifacts into one: verified only if all are,
-// unsigned if any is; "" when a status is unknown or there is no OCI artifact to sign.
-func combine(subjects []string, statuses map[string]string) string {
+// combine folds the checks of a function version's artifacts into one status: verified only if
+// all are, unsigned if any is; "" when a status is unknown or there is no OCI artifact to sign.
+func combine(subjects []string, checks map[string]store.SignatureCheck) string {
 	if len(subjects) == 0 {
 		return ""
 	}
 	result := string(oci.StatusVerified)
 	for _, s := range subjects {
-		switch statuses[s] {
+		switch checks[s].Status {
 		case "":
 			return ""
 		case string(oci.StatusUnsigned):
@@ -197,7 +274,17 @@ func combine(subjects []string, statuses map[string]string) string {
 	return result
 }
 
-// AnnotateCatalogVersions fills in the Signature of every version that was pushed to a registry.
+// signerOf is who signed a verified check, or nil.
+func signerOf(c store.SignatureCheck) *identity.Signer {
+	if c.Status != string(oci.StatusVerified) || c.Signer.IsZero() {
+		return nil
+	}
+	s := c.Signer
+	return &s
+}
+
+// AnnotateCatalogVersions fills in the Signature and SignedBy of every version that was pushed to
+// a registry.
 func (s *Signatures) AnnotateCatalogVersions(ctx context.Context, versions []store.CatalogVersion) {
 	if s == nil {
 		return
@@ -208,14 +295,15 @@ func (s *Signatures) AnnotateCatalogVersions(ctx context.Context, versions []sto
 			byPublisher[v.Publisher] = append(byPublisher[v.Publisher], subj)
 		}
 	}
-	statuses := map[string]string{}
+	checks := map[string]store.SignatureCheck{}
 	for pub, subjects := range byPublisher {
-		for k, v := range s.statuses(ctx, pub, subjects) {
-			statuses[pub+"\x00"+k] = v
+		for k, v := range s.checks(ctx, pub, subjects) {
+			checks[pub+"\x00"+k] = v
 		}
 	}
 	for i, v := range versions {
-		versions[i].Signature = statuses[v.Publisher+"\x00"+catalogSubject(v)]
+		c := checks[v.Publisher+"\x00"+catalogSubject(v)]
+		versions[i].Signature, versions[i].SignedBy = c.Status, signerOf(c)
 	}
 }
 
@@ -234,22 +322,59 @@ func (s *Signatures) annotateLatest(ctx context.Context, cs []store.CatalogSumma
 	i := 0
 	for _, c := range cs {
 		if c.Latest != nil {
-			c.Latest.Signature = versions[i].Signature
+			c.Latest.Signature, c.Latest.SignedBy = versions[i].Signature, versions[i].SignedBy
 			i++
 		}
 	}
 }
 
-// AnnotateFunctionVersions fills in the Signature of every version whose artifacts are in OCI
-// registries.
+// AnnotateFunctionVersions fills in the Signature, SignedBy, Provenance and SBOMs of every version
+// whose artifacts are in OCI registries. The signer, provenance and SBOMs are those of the first
+// artifact that has them: the container image, or the first exec platform's binary.
 func (s *Signatures) AnnotateFunctionVersions(ctx context.Context, fvs []store.FunctionVersion) {
 	if s == nil {
 		return
 	}
 	for i, fv := range fvs {
 		subjects := functionSubjects(fv)
-		fvs[i].Signature = combine(subjects, s.statuses(ctx, fv.Publisher, subjects))
+		checks := s.checks(ctx, fv.Publisher, subjects)
+		fvs[i].Signature = combine(subjects, checks)
+		for _, subj := range subjects {
+			c := checks[subj]
+			if fvs[i].SignedBy == nil && fvs[i].Signature == string(oci.StatusVerified) {
+				fvs[i].SignedBy = signerOf(c)
+			}
+			if c.Attestations == nil {
+				continue
+			}
+			if fvs[i].Provenance == nil {
+				fvs[i].Provenance = c.Attestations.Provenance
+			}
+			if fvs[i].SBOMs == nil {
+				fvs[i].SBOMs = c.Attestations.SBOMs
+			}
+		}
 	}
+}
+
+// sbomSubject finds, among a function version's artifacts, the one whose recorded check lists the
+// SBOM referrer manifest, so that the service only reads SBOMs it has listed.
+func (s *Signatures) sbomSubject(ctx context.Context, fv store.FunctionVersion, manifest string) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	subjects := functionSubjects(fv)
+	checks := s.checks(ctx, fv.Publisher, subjects)
+	for _, subj := range subjects {
+		if a := checks[subj].Attestations; a != nil {
+			for _, sb := range a.SBOMs {
+				if sb.Manifest == manifest {
+					return subj, true
+				}
+			}
+		}
+	}
+	return "", false
 }
 
 func (s *Server) deleteKey(w http.ResponseWriter, r *http.Request) error {

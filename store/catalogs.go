@@ -31,6 +31,8 @@ type CatalogVersion struct {
 	OCIDigest    string `json:"ociDigest,omitempty"`
 	// Signature is verified, signed or unsigned for a pushed version; the server fills it in.
 	Signature string `json:"signature,omitempty"`
+	// SignedBy names who made the signature that verified: a registered key or identity.
+	SignedBy *identity.Signer `json:"signedBy,omitempty" db:"-"`
 }
 
 // CatalogSummary describes a catalog and its latest version.

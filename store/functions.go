@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/krm-catalog/krm-catalog/identity"
 )
 
 // FunctionVersion is one version of a function as one source (catalog version or definition) lists it.
@@ -29,6 +31,12 @@ type FunctionVersion struct {
 	// Signature is verified, signed or unsigned for a version whose artifacts are in OCI
 	// registries; the server fills it in.
 	Signature string `json:"signature,omitempty"`
+	// SignedBy names who made the signature that verified: a registered key or identity.
+	SignedBy *identity.Signer `json:"signedBy,omitempty"`
+	// Provenance is what a verified SLSA provenance attestation of the version's artifact says
+	// of its build; SBOMs are the SBOMs attached to it. The server fills them in.
+	Provenance *identity.Provenance `json:"provenance,omitempty"`
+	SBOMs      []identity.SBOM      `json:"sboms,omitempty"`
 }
 
 // Source is where a function version was published.

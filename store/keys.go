@@ -94,7 +94,8 @@ SELECT pem, created_at, proven_at FROM publisher_keys WHERE publisher_id = $1 AN
 	// a removed key can turn "verified" into "signed": forget what it, or an unrecorded key, verified
 	sqlForgetVerified = `
 DELETE FROM signature_checks
-WHERE publisher_id = $1 AND status = 'verified' AND (key_fingerprint IS NULL OR key_fingerprint = $2)`
+WHERE publisher_id = $1 AND status = 'verified'
+  AND (key_fingerprint = $2 OR (key_fingerprint IS NULL AND signer_issuer IS NULL))`
 	sqlKeys = `
 SELECT p.name, k.fingerprint, k.pem, k.created_at, k.proven_at, k.removed_at, coalesce(k.removed_reason, '')
 FROM publisher_keys k JOIN publishers p ON p.id = k.publisher_id
@@ -203,22 +204,26 @@ func (s *Store) DeleteKey(ctx context.Context, publisher, fingerprint string) er
 
 // SignatureCheck is the recorded signature status of an artifact for its publisher.
 type SignatureCheck struct {
-	Subject        string    `json:"subject"`
-	Status         string    `json:"status"`
-	KeyFingerprint string    `json:"keyFingerprint,omitempty"`
-	CheckedAt      time.Time `json:"checkedAt"`
+	Subject string `json:"subject"`
+	Status  string `json:"status"`
+	// Signer made the signature that verified: a key (its fingerprint) or a certificate identity.
+	Signer       identity.Signer        `json:"signer"`
+	CheckedAt    time.Time              `json:"checkedAt"`
+	Attestations *identity.Attestations `json:"attestations,omitempty"`
 }
 
 const (
 	sqlSignatureChecks = `
-SELECT c.subject, c.status, coalesce(c.key_fingerprint, ''), c.checked_at
+SELECT c.subject, c.status, coalesce(c.key_fingerprint, ''), coalesce(c.signer_issuer, ''),
+       coalesce(c.signer_subject, ''), c.checked_at, c.attestations
 FROM signature_checks c JOIN publishers p ON p.id = c.publisher_id
 WHERE p.name = $1 AND c.subject = ANY($2) AND c.checked_at > now() - make_interval(secs => $3)`
 	sqlSaveSignatureCheck = `
-INSERT INTO signature_checks (subject, publisher_id, status, key_fingerprint, checked_at)
-SELECT $1, p.id, $3, nullif($4, ''), now() FROM publishers p WHERE p.name = $2
+INSERT INTO signature_checks (subject, publisher_id, status, key_fingerprint, signer_issuer, signer_subject, attestations, checked_at)
+SELECT $1, p.id, $3, nullif($4, ''), nullif($5, ''), nullif($6, ''), $7, now() FROM publishers p WHERE p.name = $2
 ON CONFLICT (subject, publisher_id) DO UPDATE
-SET status = EXCLUDED.status, key_fingerprint = EXCLUDED.key_fingerprint, checked_at = EXCLUDED.checked_at`
+SET status = EXCLUDED.status, key_fingerprint = EXCLUDED.key_fingerprint, signer_issuer = EXCLUDED.signer_issuer,
+    signer_subject = EXCLUDED.signer_subject, attestations = EXCLUDED.attestations, checked_at = EXCLUDED.checked_at`
 )
 
 // SignatureChecks returns the checks of subjects for publisher made within maxAge, by subject.
@@ -227,7 +232,11 @@ func (s *Store) SignatureChecks(ctx context.Context, publisher string, subjects 
 	if err != nil {
 		return nil, fmt.Errorf("read signature checks: %w", err)
 	}
-	checks, err := pgx.CollectRows(rows, pgx.RowToStructByPos[SignatureCheck])
+	checks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (SignatureCheck, error) {
+		var c SignatureCheck
+		err := row.Scan(&c.Subject, &c.Status, &c.Signer.Key, &c.Signer.Issuer, &c.Signer.Subject, &c.CheckedAt, &c.Attestations)
+		return c, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read signature checks: %w", err)
 	}
@@ -240,7 +249,11 @@ func (s *Store) SignatureChecks(ctx context.Context, publisher string, subjects 
 
 // SaveSignatureCheck records a check.
 func (s *Store) SaveSignatureCheck(ctx context.Context, publisher string, c SignatureCheck) error {
-	if _, err := s.pool.Exec(ctx, sqlSaveSignatureCheck, c.Subject, publisher, c.Status, c.KeyFingerprint); err != nil {
+	var att *identity.Attestations
+	if c.Attestations != nil && !c.Attestations.IsZero() {
+		att = c.Attestations
+	}
+	if _, err := s.pool.Exec(ctx, sqlSaveSignatureCheck, c.Subject, publisher, c.Status, c.Signer.Key, c.Signer.Issuer, c.Signer.Subject, att); err != nil {
 		return fmt.Errorf("save signature check of %s: %w", c.Subject, err)
 	}
 	return nil

@@ -124,8 +124,8 @@ func TestRemovedKeysKeepHistoryAndRedoChecks(t *testing.T) {
 		}
 	}
 	checks := []store.SignatureCheck{
-		{Subject: "127.0.0.1:5000/by-a@sha256:0a", Status: "verified", KeyFingerprint: a.Public.ID()},
-		{Subject: "127.0.0.1:5000/by-b@sha256:0b", Status: "verified", KeyFingerprint: b.Public.ID()},
+		{Subject: "127.0.0.1:5000/by-a@sha256:0a", Status: "verified", Signer: identity.Signer{Key: a.Public.ID()}},
+		{Subject: "127.0.0.1:5000/by-b@sha256:0b", Status: "verified", Signer: identity.Signer{Key: b.Public.ID()}},
 		{Subject: "127.0.0.1:5000/by-someone@sha256:0c", Status: "verified"}, // which key is not recorded
 		{Subject: "127.0.0.1:5000/foreign@sha256:0d", Status: "signed"},
 		{Subject: "127.0.0.1:5000/bare@sha256:0e", Status: "unsigned"},

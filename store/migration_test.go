@@ -120,3 +120,52 @@ INSERT INTO signature_checks (subject, publisher_id, status) SELECT s, id, st FR
 		t.Errorf("migrating down from 0006: %v", err)
 	}
 }
+
+// TestMigration0014RoundTrips: keyless identities and the signer columns go away with 0014's down
+// migration, keeping key-verified checks, and come back with up.
+func TestMigration0014RoundTrips(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := storetest.NewDatabase(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	const rows = `
+INSERT INTO publishers (name) VALUES ('example.com');
+INSERT INTO publisher_identities (publisher_id, issuer, subject, proven_issuer, proven_subject)
+SELECT id, 'https://issuer.example', 'https://h/o/*', 'https://issuer.example', 'https://h/o/r' FROM publishers;
+INSERT INTO signature_checks (subject, publisher_id, status, key_fingerprint, signer_issuer, signer_subject, attestations)
+SELECT 'r/a@sha256:0a', id, 'verified', 'ab12', NULL, NULL, '{"sboms": []}' FROM publishers;`
+	if _, err := conn.Exec(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	tableExists := func() bool {
+		t.Helper()
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT to_regclass('publisher_identities') IS NOT NULL`).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for _, step := range []struct {
+		name  string
+		apply func() error
+		want  bool
+	}{
+		{"down to 0013", func() error { return migrations.To(ctx, url, 13) }, false},
+		{"up again", func() error { return migrations.Up(ctx, url) }, true},
+	} {
+		if err := step.apply(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got := tableExists(); got != step.want {
+			t.Errorf("%s: publisher_identities exists %v, want %v", step.name, got, step.want)
+		}
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM signature_checks WHERE key_fingerprint = 'ab12'`).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%s: the key's check: %d rows, %v", step.name, n, err)
+		}
+	}
+}

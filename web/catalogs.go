@@ -141,6 +141,9 @@ func (s *Site) catalog(w http.ResponseWriter, r *http.Request) error {
 	}
 	if sv, ok := signatureWords[p.Version.Signature]; ok {
 		sv.Status = p.Version.Signature
+		if sv.Status == "verified" {
+			sv.SignedBy = signerOf(p.Version.SignedBy)
+		}
 		p.Signature = &sv
 	}
 	pageNo := 1
@@ -244,6 +247,8 @@ type publisherPage struct {
 	Functions []resultCard
 	MoreURL   string // the search for all its functions, when the page shows only some
 	Keys      []store.Key
+	// Identities are the keyless identities (issuer and subject pattern) the publisher registered.
+	Identities []store.Identity
 	// ByName is the group the publisher's name owns, with those under it; "" if no DNS name.
 	ByName string
 	Grants []store.Grant
@@ -276,6 +281,9 @@ func (s *Site) publisher(w http.ResponseWriter, r *http.Request) error {
 		p.MoreURL = searchParams{Publisher: name}.URL()
 	}
 	if p.Keys, err = s.store.ListKeys(ctx, name); err != nil {
+		return err
+	}
+	if p.Identities, err = s.store.ListIdentities(ctx, name); err != nil {
 		return err
 	}
 	if p.Grants, err = s.store.ListGrants(ctx, name); err != nil {

@@ -21,6 +21,7 @@ type fakeStore struct {
 	catalog   store.CatalogSummary
 	functions []store.FunctionDetail
 	keys      []store.Key
+	ids       []store.Identity
 	grants    []store.Grant
 	// searched records the last search query.
 	searched store.SearchQuery
@@ -214,6 +215,16 @@ func (f *fakeStore) PublisherCatalogs(_ context.Context, name string) ([]store.C
 		return nil, f.fail
 	}
 	return []store.CatalogSummary{f.catalog}, f.fail
+}
+
+func (f *fakeStore) ListIdentities(_ context.Context, publisher string) ([]store.Identity, error) {
+	var out []store.Identity
+	for _, id := range f.ids {
+		if id.Publisher == publisher {
+			out = append(out, id)
+		}
+	}
+	return out, f.fail
 }
 
 func (f *fakeStore) ListKeys(_ context.Context, publisher string) ([]store.Key, error) {

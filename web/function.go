@@ -22,11 +22,13 @@ type versionOption struct {
 // signatureView is the signature status of the shown version, with words for it.
 type signatureView struct {
 	Status, Label, Detail string
+	// SignedBy names the signer of a verified version, when the service says.
+	SignedBy *signerView
 }
 
 var signatureWords = map[string]signatureView{
-	"verified": {Label: "Signature verified", Detail: "Signed by a key registered for this publisher."},
-	"signed":   {Label: "Signed", Detail: "Signed, but not by a key registered for this publisher."},
+	"verified": {Label: "Signature verified", Detail: "Signed by a key or an identity registered for this publisher."},
+	"signed":   {Label: "Signed", Detail: "Signed, but not by a key or an identity registered for this publisher."},
 	"unsigned": {Label: "Unsigned", Detail: "No signature was found for this artifact."},
 }
 
@@ -76,6 +78,7 @@ type functionPage struct {
 	SpecVersions            []string
 	Runtime                 runtimeView
 	Signature               *signatureView
+	Trust                   *trustView
 	SchemaDescription       string
 	Schema                  []schemaRow
 	SchemaTruncated         bool
@@ -171,6 +174,7 @@ func (s *Site) function(w http.ResponseWriter, r *http.Request) error {
 		sv.Status = e.Signature
 		p.Signature = &sv
 	}
+	p.Trust = trustOf(e)
 	if v.Schema != nil {
 		p.HasSchema = true
 		p.SchemaDescription = str(v.Schema["description"])

@@ -209,7 +209,7 @@ func TestSnippets(t *testing.T) {
 	}{
 		{"container", func(in *snippetInput) { in.Runtime = container }, map[string]doc{
 			"snippet-fn-config": {"apiVersion": "fn.example.com/v1", "kind": "SetNamespace", "metadata": doc{"name": "set-namespace"},
-				"namespace": "", "images": []any{doc{"name": ""}}, "labels": doc{}, "replicas": 2},
+				"namespace": nil, "images": []any{}, "labels": doc{}, "replicas": 2},
 			"snippet-composition":   {"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Composition", "catalogs": []any{catalogURL}},
 			"snippet-kustomization": {"kind": "Kustomization", "catalogs": []any{catalogURL}, "transformers": []any{"fn.yaml"}},
 			"snippet-kptfile": {"apiVersion": "kpt.dev/v1", "pipeline": doc{"mutators": []any{doc{
@@ -266,8 +266,13 @@ func TestSnippets(t *testing.T) {
 		})
 	}
 	if got := byIDText(snippets(snippetInput{Base: "http://h", Group: "g.example.com", Kind: "K", Version: "v1", Runtime: container, Catalog: "c",
-		Schema: map[string]any{"required": []any{"a"}, "properties": map[string]any{"a": map[string]any{"type": "string", "description": "The value. Second sentence."}}}}), "snippet-fn-config"); !strings.Contains(got, `a: "" # The value.`) {
-		t.Errorf("a required field is not commented with its description:\n%s", got)
+		Schema: map[string]any{"required": []any{"a", "b"}, "properties": map[string]any{"a": map[string]any{"type": "string", "description": "The value. Second sentence."}, "b": map[string]any{"type": "integer", "description": "A count."}}}}), "snippet-fn-config"); !strings.Contains(got, "# a: (required string, fill in) The value.\nb: 0 # A count.\n") || strings.Contains(got, `""`) {
+		t.Errorf("a required string without a value to offer is not left out with a comment naming it and its description, before the next field:\n%s", got)
+	}
+	// a string's example or default is a value the schema accepts
+	if got := byIDText(snippets(snippetInput{Base: "http://h", Group: "g.example.com", Kind: "K", Version: "v1", Runtime: container, Catalog: "c",
+		Schema: map[string]any{"required": []any{"namespace"}, "properties": map[string]any{"namespace": map[string]any{"type": "string", "example": "shop"}}}}), "snippet-fn-config"); !strings.Contains(got, "namespace: shop\n") {
+		t.Errorf("a string's example is not used:\n%s", got)
 	}
 }
 
@@ -306,6 +311,20 @@ func TestBaseURL(t *testing.T) {
 		}
 		if got := baseURL(r); got != tc.want {
 			t.Errorf("baseURL(host %q, proto %q) = %q, want %q", tc.host, tc.proto, got, tc.want)
+		}
+	}
+}
+
+func TestBreakableURL(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"https://downloads.example.com/fn/v1.0.2/fn_linux.tar.gz?a=1&b=<x>",
+			"https:/<wbr>/<wbr>downloads<wbr>.example<wbr>.com/<wbr>fn/<wbr>v1<wbr>.0<wbr>.2/<wbr>fn_linux<wbr>.tar<wbr>.gz?<wbr>a=1&amp;<wbr>b=&lt;x&gt;"},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, string(breakableURL(tc.in))); diff != "" {
+			t.Errorf("breakableURL(%q) (-want +got):\n%s", tc.in, diff)
 		}
 	}
 }

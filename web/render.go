@@ -35,6 +35,7 @@ func parsePages(a *assets) (*pages, error) {
 	funcs := template.FuncMap{
 		"asset":         a.url,
 		"shortHash":     shortHash,
+		"breakableURL":  breakableURL,
 		"date":          func(t time.Time) string { return t.UTC().Format("2 Jan 2006") },
 		"datetime":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"size":          func(n int) string { return humanize.IBytes(uint64(max(n, 0))) },
@@ -195,6 +196,23 @@ func sentence(msg string) string {
 		msg += "."
 	}
 	return msg
+}
+
+// breakableURL writes a URL with a break opportunity (<wbr>) after each '/', '?', '&' and before
+// each '.', so that a narrow column wraps it between its parts, not inside a word; CSS breaks
+// anywhere only a part that is wider than the column.
+func breakableURL(u string) template.HTML {
+	var b strings.Builder
+	for _, r := range u {
+		if r == '.' {
+			b.WriteString("<wbr>")
+		}
+		b.WriteString(template.HTMLEscapeString(string(r)))
+		if r == '/' || r == '?' || r == '&' {
+			b.WriteString("<wbr>")
+		}
+	}
+	return template.HTML(b.String())
 }
 
 // shortHash shortens "sha256:<hex>" for display; the full digest stays in the title attribute.

@@ -158,70 +158,100 @@ func functionConfig(in snippetInput) *yaml.Node {
 			n.Content = append(n.Content, scalar("runtime"), rt)
 		}
 	}
-	example := exampleObject(in.Schema, 0, true)
+	example, _ := exampleObject(in.Schema, 0, true)
 	n.Content = append(n.Content, example.Content...)
+	n.FootComment = example.FootComment
 	return n
 }
 
-// exampleValue is a value for a required field: its default, its first allowed value, or an empty
-// value of its type.
-func exampleValue(s map[string]any, depth int) *yaml.Node {
-	if d, ok := s["default"]; ok {
-		n := &yaml.Node{}
-		if err := n.Encode(d); err == nil {
-			return n
+// exampleValue is a value for a required field that its schema accepts: its default, its example,
+// its first allowed value, or a value of its type. A string with none of these has no value to
+// offer ("" is refused by most schemas: a pattern, a minimum length), nor has an object with such
+// a field: ok is false, and the field is left for the user to fill in.
+func exampleValue(s map[string]any, depth int) (n *yaml.Node, ok bool) {
+	for _, key := range []string{"default", "example"} {
+		if d, has := s[key]; has {
+			n := &yaml.Node{}
+			if err := n.Encode(d); err == nil {
+				return n, true
+			}
 		}
 	}
-	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
+	if enum, has := s["enum"].([]any); has && len(enum) > 0 {
 		n := &yaml.Node{}
 		if err := n.Encode(enum[0]); err == nil {
-			return n
+			return n, true
 		}
 	}
 	switch t, _ := s["type"].(string); t {
 	case "integer", "number":
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "0"}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "0"}, true
 	case "boolean":
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"}, true
 	case "array":
 		items, _ := s["items"].(map[string]any)
-		if item := exampleObject(items, depth+1, false); len(item.Content) > 0 {
-			return seq(item)
+		if item, ok := exampleObject(items, depth+1, false); ok && len(item.Content) > 0 {
+			return seq(item), true
 		}
-		return &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		return &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}, true
 	case "object", "":
-		if obj := exampleObject(s, depth+1, false); len(obj.Content) > 0 || t == "object" {
-			return obj
+		if obj, ok := exampleObject(s, depth+1, false); !ok {
+			return nil, false
+		} else if len(obj.Content) > 0 || t == "object" {
+			return obj, true
 		}
 	}
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle}
+	return nil, false
 }
 
 // exampleObject fills an object schema's required properties, each with a comment from its
-// description. An object with nothing required is written as {}.
-func exampleObject(s map[string]any, depth int, root bool) *yaml.Node {
+// description. An object with nothing required is written as {}. A required property without a
+// value to offer is left out: at the root it is named in a comment where it would be, so that the
+// snippet stays valid YAML the user completes; below the root the object is left out (ok false).
+func exampleObject(s map[string]any, depth int, root bool) (*yaml.Node, bool) {
 	n := &yaml.Node{Kind: yaml.MappingNode}
 	props, _ := s["properties"].(map[string]any)
 	req, _ := s["required"].([]any)
 	if depth > 6 {
-		return n
+		return n, true
 	}
+	var pending []string // comments for the fields left out, put before the next field
 	for _, r := range req {
 		name, _ := r.(string)
 		if name == "" || root && (name == "apiVersion" || name == "kind" || name == "metadata") {
 			continue
 		}
 		prop, _ := props[name].(map[string]any)
-		v := exampleValue(prop, depth)
+		v, ok := exampleValue(prop, depth)
+		if !ok {
+			if !root {
+				return n, false
+			}
+			pending = append(pending, fillIn(name, prop))
+			continue
+		}
 		if v.Kind == yaml.ScalarNode || v.Style == yaml.FlowStyle {
 			v.LineComment = shortDescription(str(prop["description"]))
 		}
-		n.Content = append(n.Content, scalar(name), v)
+		key := scalar(name)
+		key.HeadComment = strings.Join(pending, "\n")
+		pending = nil
+		n.Content = append(n.Content, key, v)
 	}
+	n.FootComment = strings.Join(pending, "\n")
 	if len(n.Content) == 0 && !root {
 		n.Style = yaml.FlowStyle
 	}
-	return n
+	return n, true
+}
+
+// fillIn is the comment that stands for a required field the snippet cannot give a value.
+func fillIn(name string, prop map[string]any) string {
+	c := name + ": (required " + typeOf(prop) + ", fill in)"
+	if d := shortDescription(str(prop["description"])); d != "" {
+		c += " " + d
+	}
+	return c
 }
 
 // shortDescription is the first sentence of a description, cut to fit beside a value.

@@ -28,6 +28,7 @@ type Store interface {
 	PublisherFunctions(ctx context.Context, name string, limit int) ([]store.FunctionSummary, error)
 	PublisherCatalogs(ctx context.Context, name string) ([]store.CatalogSummary, error)
 	ListKeys(ctx context.Context, publisher string) ([]store.Key, error)
+	ListIdentities(ctx context.Context, publisher string) ([]store.Identity, error)
 	GetGroupOwner(ctx context.Context, group string) (store.GroupOwner, error)
 	ListGrants(ctx context.Context, publisher string) ([]store.Grant, error)
 	ListProposals(ctx context.Context, catalogName string) ([]store.Proposal, error)

@@ -309,7 +309,7 @@ func TestSignaturesArtifactsKeys(t *testing.T) {
 		notWant []string
 	}{
 		{"no status anywhere", without, "/functions/fn.example.com/SetNamespace", nil, []string{"data-signature", "Signature verified", "Unsigned"}},
-		{"status in the store's data", fromData, "/functions/fn.example.com/SetLabels", []string{`data-signature="signed"`, "Signed, but not by a key registered for this publisher."}, nil},
+		{"status in the store's data", fromData, "/functions/fn.example.com/SetLabels", []string{`data-signature="signed"`, "Signed, but not by a key or an identity registered for this publisher."}, nil},
 		{"annotated: verified", annotated, "/functions/fn.example.com/SetNamespace", []string{`data-signature="verified"`, "Signature verified"}, nil},
 		{"annotated: another version unknown", annotated, "/functions/fn.example.com/SetNamespace?version=v1beta1", nil, []string{"data-signature"}},
 		{"annotated: unsigned", annotated, "/functions/fn.example.com/SetImage", []string{`data-signature="unsigned"`, "Unsigned"}, nil},
@@ -323,21 +323,27 @@ func TestSignaturesArtifactsKeys(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := get(t, tc.h, tc.path)
-			if r.status != 200 {
-				t.Fatalf("status %d", r.status)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(r.body, w) {
-					t.Errorf("page lacks %q", w)
-				}
-			}
-			for _, w := range tc.notWant {
-				if strings.Contains(r.body, w) {
-					t.Errorf("page shows %q", w)
-				}
-			}
+			checkPage(t, tc.h, tc.path, tc.want, tc.notWant)
 		})
+	}
+}
+
+// checkPage gets path, which must answer 200 with every text of want and none of notWant.
+func checkPage(t *testing.T, h http.Handler, path string, want, notWant []string) {
+	t.Helper()
+	r := get(t, h, path)
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d", r.status)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.body, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(r.body, w) {
+			t.Errorf("page shows %q", w)
+		}
 	}
 }
 

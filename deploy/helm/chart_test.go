@@ -109,6 +109,14 @@ func TestChart(t *testing.T) {
 			t.Errorf("helm lint: %v\n%s", err, out)
 		}
 	}
+	// with the defaults alone, lint passes with no finding (stdout) and logs only the required value
+	// (stderr): no "Fail"
+	lint := exec.Command(helm, "lint", "--strict", "--kube-version", kubeVersion, chart)
+	var lintOut, lintErr bytes.Buffer
+	lint.Stdout, lint.Stderr = &lintOut, &lintErr
+	if err := lint.Run(); err != nil || strings.Contains(lintOut.String(), "[") || strings.Contains(lintErr.String(), "Fail") {
+		t.Errorf("helm lint with the defaults: %v\n%s%s", err, lintOut.String(), lintErr.String())
+	}
 
 	tests := []struct {
 		name   string

@@ -39,7 +39,7 @@ func buildPorchFns(t *testing.T, fns []porchFunction) (catalog, cache string) {
 	}
 	cmd := exec.Command("go", args...)
 	cmd.Dir = filepath.Join("testdata", "porch", "fns")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly", "GOWORK=off") // a module of its own, outside the tree's go.work
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build testdata/porch/fns (its modules come from the Go module proxy): %v\n%s", err, out)
 	}

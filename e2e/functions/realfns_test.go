@@ -34,7 +34,7 @@ func buildRealFns(t *testing.T) realFns {
 	for _, mod := range []string{"fns", "fns-kyaml010"} {
 		cmd := exec.Command("go", "build", "-trimpath", "-o", bin+string(filepath.Separator), "./...")
 		cmd.Dir = filepath.Join("testdata", "realfns", mod)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly", "GOWORK=off") // a module of its own, outside the tree's go.work
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("build %s (its modules come from the Go module proxy): %v\n%s", mod, err, out)
 		}

@@ -91,7 +91,10 @@ func (s *siteStore) PublisherFunctions(context.Context, string, int) ([]store.Fu
 func (s *siteStore) PublisherCatalogs(context.Context, string) ([]store.CatalogSummary, error) {
 	return nil, nil
 }
-func (s *siteStore) ListKeys(context.Context, string) ([]store.Key, error)           { return nil, nil }
+func (s *siteStore) ListKeys(context.Context, string) ([]store.Key, error) { return nil, nil }
+func (s *siteStore) ListIdentities(context.Context, string) ([]store.Identity, error) {
+	return nil, nil
+}
 func (s *siteStore) ListProposals(context.Context, string) ([]store.Proposal, error) { return nil, nil }
 func (s *siteStore) GetGroupOwner(_ context.Context, group string) (store.GroupOwner, error) {
 	return store.GroupOwner{Group: group}, nil

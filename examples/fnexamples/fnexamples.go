@@ -40,6 +40,17 @@ func Functions() []Function {
 	}
 }
 
+// ExampleImages are the container image names the example catalog lists for the Go functions, by
+// function name. No registry serves them: they name the functions for what resolves by image
+// (`krm-catalog fn serve`, Porch), which runs the catalog's verified executable instead.
+func ExampleImages() map[string]string {
+	images := map[string]string{}
+	for _, f := range Functions() {
+		images[f.Name] = "registry.example.com/krm-fn/" + f.Name + ":v1"
+	}
+	return images
+}
+
 // StarlarkScript is the example starlark function, served beside the executables.
 const StarlarkScript = "set-annotations.star"
 
@@ -293,7 +304,7 @@ func Catalog(in CatalogInput) ([]byte, error) {
 }
 
 // Published builds the examples for the platforms under dir and returns the catalog input that
-// serves them from baseURL (https://host:port), the file paths by URL path, and the starlark script.
+// serves them from baseURL (http://host:port or https://host:port), the file paths by URL path, and the starlark script.
 func Published(ctx context.Context, root, dir, baseURL string, platforms []Platform) (CatalogInput, map[string]string, error) {
 	in := CatalogInput{Name: "example-functions", Exec: map[string][]Exec{}}
 	files := map[string]string{}

@@ -227,7 +227,7 @@ func (s *Server) starlark(ctx context.Context, req *evaluatorpb.EvaluateFunction
 	}
 	c.route, c.function = routeStarlark, "starlark"
 	res := &resolver.Resolution{APIVersion: rl.FunctionConfig.GetApiVersion(), Kind: rl.FunctionConfig.GetKind(), Explicit: e}
-	resp, err = s.run(ctx, req, res, rl, format, c)
+	resp, err = s.run(ctx, req, res, rl, format, false, c)
 	return resp, true, err
 }
 
@@ -255,15 +255,30 @@ func (s *Server) evaluate(ctx context.Context, req *evaluatorpb.EvaluateFunction
 		return nil, err
 	}
 	defer release()
-	rl, format, err := decodeList(ctx, req.GetResourceList())
+	rl, format, skimmed, err := s.readList(ctx, req.GetResourceList())
 	if err != nil {
 		return nil, listStatus(err)
 	}
-	return s.run(ctx, req, res, rl, format, c)
+	return s.run(ctx, req, res, rl, format, skimmed, c)
+}
+
+// readList reads a request's list: with PassThrough, where the items go to the function as they
+// came, only what the call needs of it (skimList) when that can be cut out without parsing;
+// skimmed says so, and the items are then not read.
+func (s *Server) readList(ctx context.Context, data []byte) (rl *fn.ResourceList, format fn.Format, skimmed bool, err error) {
+	if s.o.PassThrough {
+		rl, format, ok, err := skimList(ctx, data)
+		if err != nil || ok {
+			return rl, format, ok, err
+		}
+	}
+	rl, format, err = decodeList(ctx, data)
+	return rl, format, false, err
 }
 
 // run checks the functionConfig against the function's schema and runs the function over the list.
-func (s *Server) run(ctx context.Context, req *evaluatorpb.EvaluateFunctionRequest, res *resolver.Resolution, rl *fn.ResourceList, format fn.Format, c *call) (*evaluatorpb.EvaluateFunctionResponse, error) {
+// skimmed says the list's items were not read (readList); they are read here when needed.
+func (s *Server) run(ctx context.Context, req *evaluatorpb.EvaluateFunctionRequest, res *resolver.Resolution, rl *fn.ResourceList, format fn.Format, skimmed bool, c *call) (*evaluatorpb.EvaluateFunctionResponse, error) {
 	checked, violations, err := s.o.Runner.CheckResolved(res, rl.FunctionConfig)
 	if err != nil {
 		if len(violations) > 0 {
@@ -289,6 +304,12 @@ func (s *Server) run(ctx context.Context, req *evaluatorpb.EvaluateFunctionReque
 	if f, ok := step.Function.(encodedFunction); ok && s.o.PassThrough {
 		raw, runs, runErr = s.passThrough(ctx, f, step.Name, req.GetResourceList(), format)
 	} else {
+		if skimmed {
+			if rl, format, err = decodeList(ctx, req.GetResourceList()); err != nil {
+				return nil, listStatus(err)
+			}
+			skimmed = false
+		}
 		items, runs, runErr = fn.Run(ctx, []fn.Step{step}, rl.Items)
 	}
 	c.cold = s.o.Runner.Running() > running
@@ -306,6 +327,12 @@ func (s *Server) run(ctx context.Context, req *evaluatorpb.EvaluateFunctionReque
 			run = runs[0]
 		}
 		st := status.New(callCode(ctx, codes.Internal, runErr), failureMessage(logImage(req.GetImage()), run, runErr))
+		if skimmed {
+			// the details carry the list with its items: read them now, on this rarer path
+			if whole, _, err := decodeList(ctx, req.GetResourceList()); err == nil {
+				rl = whole
+			}
+		}
 		out := &fn.ResourceList{APIVersion: rl.APIVersion, Items: rl.Items, FunctionConfig: rl.FunctionConfig, Results: results}
 		if data, err := out.Encode(format); err == nil {
 			if withDetails, err := st.WithDetails(&evaluatorpb.EvaluateFunctionResponse{ResourceList: data, Log: log}); err == nil {
@@ -342,7 +369,8 @@ func (s *Server) passThrough(ctx context.Context, f encodedFunction, name string
 	out, stderr, exited, err := f.RunEncoded(ctx, input, format, s.o.MaxMessageSize)
 	var list *fn.ResourceList
 	if len(out) > 0 || err == nil {
-		l, _, derr := decodeList(ctx, out)
+		// only the answer's results and kind are needed here: it goes back as it came
+		l, _, _, derr := s.readList(ctx, out)
 		switch {
 		case derr == nil:
 			l.Exited, l.Stderr = exited, stderr

@@ -45,6 +45,9 @@ type Request struct {
 	// ConfigFiles hold the function configs: every document of every file, in order. With none, the
 	// functionConfig of a ResourceList on Stdin is run.
 	ConfigFiles []string
+	// Configs are function configs made by the caller (fn run --image's ConfigMap), run after
+	// those of ConfigFiles.
+	Configs []*yaml.RNode
 	// Dir is the package directory to run over and write back into; "" reads Stdin instead.
 	Dir string
 	// Stdin holds a ResourceList or a stream of resources (YAML or JSON) when Dir is "".
@@ -116,6 +119,7 @@ func run(ctx context.Context, p Preparer, req Request, rep *fn.Report) (ran bool
 		rep.Fail(err, true)
 		return false, nil
 	}
+	configs = append(configs, req.Configs...)
 	// the input is read and parsed while the functions are resolved and fetched; a config file
 	// inside the package is not function input and its file is left as it is, as kpt fn eval
 	// leaves its --fn-config

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/internal/yamlpos"
 )
 
 // Sentinel errors.
@@ -112,7 +114,7 @@ func ParseKptfile(data []byte) (*Kptfile, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%w: empty", ErrInvalidKptfile)
 		}
-		return nil, fmt.Errorf("%w: %v", ErrInvalidKptfile, err)
+		return nil, fmt.Errorf("%w: %v", ErrInvalidKptfile, yamlpos.Locate(data, err))
 	}
 	var head struct {
 		APIVersion string `yaml:"apiVersion"`

@@ -166,3 +166,9 @@ func expandShort(ctx context.Context, r *resolver.Resolver, image string) (strin
 	slices.Sort(names)
 	return "", fmt.Errorf("image %s: the trusted catalogs list %s: name one", image, strings.Join(names, " and "))
 }
+
+// ExpandShortImage is how render completes a step's image named without a registry or path
+// (expandShort), for the commands that take an image as kpt's fn eval does.
+func ExpandShortImage(ctx context.Context, r *resolver.Resolver, image string) (string, error) {
+	return expandShort(ctx, r, image)
+}

@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	goyaml "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -30,6 +29,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/fn/kustomize/composition"
 	"github.com/krm-catalog/krm-catalog/fn/kustomize/internal/kustrun"
 	"github.com/krm-catalog/krm-catalog/fn/runner"
+	"github.com/krm-catalog/krm-catalog/internal/yamlpos"
 )
 
 // ErrInvalid: the kustomization tree cannot be built as written.
@@ -106,8 +106,7 @@ func unreadable(err error) error {
 	}
 	// kustomize keeps only the text of kyaml's error, marked as kustomize's own
 	// kusterr.IsMalformedYAMLError looks for it
-	var se *goyaml.SyntaxError
-	if !errors.As(err, &se) && !strings.Contains(err.Error(), "MalformedYAMLError") {
+	if !yamlpos.IsSyntaxError(err) && !strings.Contains(err.Error(), "MalformedYAMLError") {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -226,7 +225,7 @@ func (b *builder) load(dir string, stack []string) (*layer, error) {
 	}
 	spec, err := yaml.Parse(string(data))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, yamlpos.Locate(data, err))
 	}
 	if spec.YNode().Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%w: %s: a kustomization is a mapping of fields", ErrInvalid, file)

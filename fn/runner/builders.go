@@ -28,7 +28,13 @@ func (r *Runner) catalogContainer(_ context.Context, res *resolver.Resolution) (
 	c := res.Version.Runtime.Container
 	image := c.PinnedImage()
 	if c.Digest() == "" {
-		return nil, fmt.Errorf("%w: the catalog does not pin image %s by digest; krm-catalog runs catalog images by digest only", fn.ErrNotAllowed, c.Image)
+		const why = "the catalog does not pin image %s by digest; krm-catalog runs catalog images by digest only"
+		if r.o.Runtime == "" && len(res.Version.Runtime.Kinds()) > 1 {
+			// the image only names the function for what resolves by image (fn serve, Porch);
+			// another runtime of the entry runs it
+			return nil, fmt.Errorf("container: %w: "+why, errUnavailable, c.Image)
+		}
+		return nil, fmt.Errorf("%w: "+why, fn.ErrNotAllowed, c.Image)
 	}
 	cfg := container.Config{Image: image}
 	if c.RequireNetwork {
@@ -125,10 +131,11 @@ func (r *Runner) catalogStarlark(ctx context.Context, res *resolver.Resolution) 
 			return nil, errors.New("no OCI client is configured for oci:// scripts")
 		}
 		rc, err = r.o.OCI.FetchStarlark(ctx, ref)
-	case strings.HasPrefix(src, "https://"):
+	case strings.HasPrefix(src, "https://"), strings.HasPrefix(src, "http://"):
+		// plain http is refused by fetch unless it is to this machine
 		rc, err = fetch.HTTPS(ctx, r.o.HTTPClient, src, time.Minute)
 	default:
-		return nil, fmt.Errorf("starlark script %q: fetched over https:// or oci:// only", src)
+		return nil, fmt.Errorf("starlark script %q: fetched over https:// (plain http:// only from this machine) or oci:// only", src)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fetch starlark script %s: %w", src, err)

@@ -251,7 +251,8 @@ func TestRuntimeChoice(t *testing.T) {
 	srv, _ := fntest.TLSFiles(t, map[string]string{"/annotate.star": scriptPath, "/set-labels": bins.Fn["set-labels"]})
 	both := execRuntime(srv.URL+"/set-labels", fileSum(t, bins.Fn["set-labels"])) +
 		"\n            starlark:\n              uri: " + srv.URL + "/annotate.star\n              sha256: " + fileSum(t, scriptPath)
-	cat := catalogFile(t, version{"Both", both, false},
+	named := "            container:\n              image: registry.example.com/fn/set-labels:v1\n" + execRuntime(srv.URL+"/set-labels", fileSum(t, bins.Fn["set-labels"]))
+	cat := catalogFile(t, version{"Both", both, false}, version{"NamedByImage", named, false},
 		version{"BadScript", "            starlark:\n              uri: " + srv.URL + "/annotate.star\n              sha256: \"" + strings.Repeat("0", 64) + "\"", false})
 	cfg := "apiVersion: fn.example.com/v1\nkind: Both\nlabels:\n  by: exec\n"
 	tests := []struct {
@@ -276,8 +277,19 @@ func TestRuntimeChoice(t *testing.T) {
 			t.Errorf("runtime %q: ran %q", tc.runtime, got)
 		}
 	}
+	// An image without a digest only names the function (for fn serve, Porch): the entry's exec
+	// runs, and forcing the container is refused.
+	byImage := "apiVersion: fn.example.com/v1\nkind: NamedByImage\nlabels:\n  by: exec\n"
 	r := newRunner(t, cat, func(o *runner.Options) { o.HTTPClient = srv.Client() })
-	_, _, err := r.Run(context.Background(), []*yaml.RNode{parse(t, "apiVersion: fn.example.com/v1\nkind: BadScript\n")}, items(t))
+	out, _, err := r.Run(context.Background(), []*yaml.RNode{parse(t, byImage)}, items(t))
+	if err != nil || out[0].GetLabels()["by"] != "exec" {
+		t.Errorf("an entry with an unpinned image and exec: %v, want exec to run", err)
+	}
+	forced := newRunner(t, cat, func(o *runner.Options) { o.HTTPClient = srv.Client(); o.Runtime = "container" })
+	if _, _, err := forced.Run(context.Background(), []*yaml.RNode{parse(t, byImage)}, items(t)); !errors.Is(err, fn.ErrNotAllowed) {
+		t.Errorf("--runtime container with an unpinned image: %v, want ErrNotAllowed", err)
+	}
+	_, _, err = r.Run(context.Background(), []*yaml.RNode{parse(t, "apiVersion: fn.example.com/v1\nkind: BadScript\n")}, items(t))
 	if !errors.Is(err, fn.ErrDigestMismatch) {
 		t.Errorf("script with the wrong digest: error = %v, want ErrDigestMismatch", err)
 	}

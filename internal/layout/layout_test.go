@@ -9,8 +9,10 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 const module = "github.com/krm-catalog/krm-catalog"
@@ -153,7 +155,8 @@ func TestImportsFollowDesign(t *testing.T) {
 
 var mdLink = regexp.MustCompile(`\]\(([^)#]+)(#[^)]*)?\)`)
 
-// TestDocsIndex holds docs/README.md to the documents: it links every one, and nothing else.
+// TestDocsIndex holds docs/README.md to the documents: it links every one (the user guide's
+// pages under guide/ too), and nothing that does not exist.
 func TestDocsIndex(t *testing.T) {
 	index, err := os.ReadFile("../../docs/README.md")
 	if err != nil {
@@ -166,13 +169,139 @@ func TestDocsIndex(t *testing.T) {
 			t.Errorf("docs/README.md links %s, which does not exist", m[1])
 		}
 	}
-	docs, err := filepath.Glob("../../docs/*.md")
-	if err != nil {
-		t.Fatal(err)
+	var docs []string
+	for _, pattern := range []string{"../../docs/*.md", "../../docs/guide/*.md"} {
+		found, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, found...)
 	}
 	for _, d := range docs {
-		if name := filepath.Base(d); name != "README.md" && !linked[name] {
+		name, err := filepath.Rel("../../docs", d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name = filepath.ToSlash(name); name != "README.md" && !linked[name] {
 			t.Errorf("docs/%s is not in the index, docs/README.md: add a line for it", name)
 		}
 	}
+}
+
+// docLink is a Markdown link or image: its target, up to an optional #fragment.
+var docLink = regexp.MustCompile(`\]\(([^)\s#]*)(?:#([^)\s]*))?\)`)
+
+// TestDocLinks holds the links of README.md and of every page under docs/ to what they name: a
+// relative link names a file or directory of the repository, and a #fragment into a Markdown page
+// names one of its headings, as GitHub spells their anchors. Links in code blocks and to other
+// sites are not followed.
+func TestDocLinks(t *testing.T) {
+	t.Parallel()
+	pages := []string{"README.md"}
+	err := filepath.WalkDir("../../docs", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			rel, _ := filepath.Rel("../..", p)
+			pages = append(pages, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchorsOf := map[string]map[string]bool{}
+	anchors := func(page string) map[string]bool {
+		if a, ok := anchorsOf[page]; ok {
+			return a
+		}
+		data, err := os.ReadFile(path.Join("../..", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := headingAnchors(string(data))
+		anchorsOf[page] = a
+		return a
+	}
+	for _, page := range pages {
+		data, err := os.ReadFile(path.Join("../..", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range proseLines(string(data)) {
+			if line == "" {
+				continue
+			}
+			for _, m := range docLink.FindAllStringSubmatch(line, -1) {
+				target, fragment := m[1], m[2]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				name := page
+				if target != "" {
+					name = path.Clean(path.Join(path.Dir(page), target))
+					if strings.HasPrefix(name, "../") {
+						t.Errorf("%s:%d: %s leaves the repository", page, n+1, target)
+						continue
+					}
+					if _, err := os.Stat(path.Join("../..", name)); err != nil {
+						t.Errorf("%s:%d: %s does not exist", page, n+1, target)
+						continue
+					}
+				}
+				if fragment != "" && strings.HasSuffix(name, ".md") && !anchors(name)[fragment] {
+					t.Errorf("%s:%d: %s has no heading #%s", page, n+1, name, fragment)
+				}
+			}
+		}
+	}
+}
+
+// proseLines returns the lines of a Markdown page with those of fenced code blocks emptied, so
+// that line numbers stay those of the file.
+func proseLines(s string) []string {
+	lines := strings.Split(s, "\n")
+	inCode := false
+	for i, l := range lines {
+		fence := strings.HasPrefix(strings.TrimSpace(l), "```")
+		if inCode || fence {
+			lines[i] = ""
+		}
+		if fence {
+			inCode = !inCode
+		}
+	}
+	return lines
+}
+
+// headingAnchors returns the anchors GitHub gives a page's headings: lower case, punctuation
+// dropped, spaces as hyphens, and -1, -2... after a repeated one.
+func headingAnchors(s string) map[string]bool {
+	anchors := map[string]bool{}
+	seen := map[string]int{}
+	for _, l := range proseLines(s) {
+		text, ok := strings.CutPrefix(l, "#")
+		if !ok {
+			continue
+		}
+		text = strings.TrimLeft(text, "#")
+		if !strings.HasPrefix(text, " ") {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(text)) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		a := b.String()
+		if n := seen[a]; n > 0 {
+			anchors[a+"-"+strconv.Itoa(n)] = true
+		} else {
+			anchors[a] = true
+		}
+		seen[a]++
+	}
+	return anchors
 }

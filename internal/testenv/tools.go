@@ -19,6 +19,7 @@ var toolScripts = map[string]string{
 	"oras":      ".ci/tools.sh",
 	"cosign-v2": ".ci/tools.sh",
 	"cosign-v3": ".ci/tools.sh",
+	"registry":  ".ci/tools.sh",
 }
 
 // built remembers, per script, the directory it printed (or its failure), for the test process.
@@ -61,6 +62,10 @@ func Tool(t testing.TB, name string) string {
 	}
 	return p
 }
+
+// ToolsDir is where the .ci scripts build the tools: $KRM_CATALOG_TOOLS_BIN, else the CI tools
+// cache (~/.cache/krm-catalog-ci/bin).
+func ToolsDir() string { return toolsDir() }
 
 // toolsDir is $KRM_CATALOG_TOOLS_BIN, else the CI tools cache.
 func toolsDir() string {

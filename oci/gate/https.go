@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	"github.com/krm-catalog/krm-catalog/internal/loopback"
 	"github.com/krm-catalog/krm-catalog/oci"
 )
 
@@ -34,7 +35,11 @@ func (g *Gate) checkHTTPS(ctx context.Context, c *Check, uri, sha, shaPointer st
 		if g.opts.RequireSignatures {
 			sev = catalog.SeverityError
 		}
-		c.add(sev, c.Pointer, "%s is fetched over https, which cannot carry a signature: publish it as an OCI artifact (krm-catalog push --type %s) and name it by oci:// so that it can be signed (krm-catalog sign)", uri, kind)
+		scheme := "https"
+		if strings.HasPrefix(uri, "http://") {
+			scheme = "plain http"
+		}
+		c.add(sev, c.Pointer, "%s is fetched over %s, which cannot carry a signature: publish it as an OCI artifact (krm-catalog push --type %s) and name it by oci:// so that it can be signed (krm-catalog sign)", uri, scheme, kind)
 		if g.opts.RequireSignatures {
 			return // it fails whatever its bytes are
 		}
@@ -77,8 +82,8 @@ func (g *Gate) download(ctx context.Context, uri string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("fetch %s: %w", uri, err)
 	}
-	if req.URL.Scheme != "https" {
-		return "", fmt.Errorf("fetch %s: not https", uri)
+	if !loopback.Secure(req.URL) {
+		return "", fmt.Errorf("fetch %s: not https (plain http only to this machine)", uri)
 	}
 	client := *g.opts.HTTPClient
 	client.Timeout = 0 // the context bounds the whole download; a binary may take more than a minute

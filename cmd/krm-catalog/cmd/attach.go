@@ -10,27 +10,41 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
 
 func newAttachCmd() *cobra.Command {
 	var (
-		rf         registryFlags
-		definition string
+		rf               registryFlags
+		definition, sbom string
+		key              string
 	)
 	cmd := &cobra.Command{
-		Use:   "attach --definition FILE IMAGE@DIGEST",
-		Short: "Attach a function definition to the function's container image",
-		Long: `Attach stores a KRMFunctionDefinition as an OCI 1.1 referrer of the image (its subject is
-the image manifest), so the metadata travels with the image. The image must be named by digest.
-On registries without the referrers API the referrers tag (sha256-<hex>) is maintained instead.`,
-		Example: `  krm-catalog attach --definition definition.yaml registry.example.com/fns/set-ns@sha256:0dcc...`,
-		Args:    cobra.ExactArgs(1),
+		Use:   "attach (--definition FILE | --sbom FILE [--key cosign.key]) IMAGE@DIGEST",
+		Short: "Attach a function definition or an SBOM to the function's container image",
+		Long: `Attach stores a KRMFunctionDefinition, or an SBOM, as an OCI 1.1 referrer of the image (its
+subject is the image manifest), so it travels with the image. The image must be named by digest.
+On registries without the referrers API the referrers tag (sha256-<hex>) is maintained instead.
+
+An SBOM is SPDX or CycloneDX JSON, told apart by its content; its referrer's artifactType is
+application/spdx+json or application/vnd.cyclonedx+json, as other tools store them. With --key
+the SBOM referrer is signed too (the password comes from COSIGN_PASSWORD); to sign it keylessly,
+sign the printed reference with sign.`,
+		Example: `  krm-catalog attach --definition definition.yaml registry.example.com/fns/set-ns@sha256:0dcc...
+  krm-catalog attach --sbom sbom.spdx.json --key cosign.key registry.example.com/fns/set-ns@sha256:0dcc...`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := rf.format.check(); err != nil {
 				return err
 			}
-			if definition == "" {
-				return usageErr(fmt.Errorf("--definition is required"))
+			if (definition == "") == (sbom == "") {
+				return usageErr(fmt.Errorf("one of --definition and --sbom is required"))
+			}
+			if sbom != "" {
+				return attachSBOM(cmd, rf, args[0], sbom, key)
+			}
+			if key != "" {
+				return usageErr(fmt.Errorf("--key signs an SBOM; sign a definition's referrer with sign"))
 			}
 			data, err := os.ReadFile(definition)
 			if err != nil {
@@ -40,15 +54,11 @@ On registries without the referrers API the referrers tag (sha256-<hex>) is main
 			if err := checkDocument(cmd, &opts, definition, data); err != nil {
 				return err
 			}
-			created, err := createdTime()
+			client, attachOpts, err := attachClient(cmd, rf)
 			if err != nil {
 				return err
 			}
-			client, err := rf.client(cmd, withoutCache)
-			if err != nil {
-				return err
-			}
-			res, err := client.Attach(cmd.Context(), args[0], oci.File{Data: data, Title: filepath.Base(definition)}, oci.AttachOptions{Created: created})
+			res, err := client.Attach(cmd.Context(), args[0], oci.File{Data: data, Title: filepath.Base(definition)}, attachOpts)
 			if err != nil {
 				return opErr(err)
 			}
@@ -57,7 +67,86 @@ On registries without the referrers API the referrers tag (sha256-<hex>) is main
 	}
 	rf.register(cmd)
 	cmd.Flags().StringVar(&definition, "definition", "", "KRMFunctionDefinition file to attach")
+	cmd.Flags().StringVar(&sbom, "sbom", "", "SPDX or CycloneDX JSON file to attach")
+	cmd.Flags().StringVar(&key, "key", "", "cosign private key to sign the SBOM's referrer with")
 	return cmd
+}
+
+// attachClient is the registry client of attach, and the options with the creation time
+// (SOURCE_DATE_EPOCH or now).
+func attachClient(cmd *cobra.Command, rf registryFlags) (*oci.Client, oci.AttachOptions, error) {
+	created, err := createdTime()
+	if err != nil {
+		return nil, oci.AttachOptions{}, err
+	}
+	client, err := rf.client(cmd, withoutCache)
+	if err != nil {
+		return nil, oci.AttachOptions{}, err
+	}
+	return client, oci.AttachOptions{Created: created}, nil
+}
+
+// sbomJSON is what attach --sbom prints as JSON.
+type sbomJSON struct {
+	Reference    string         `json:"reference"`
+	Digest       string         `json:"digest"`
+	ArtifactType string         `json:"artifactType"`
+	Signature    *oci.Signature `json:"signature,omitempty"`
+}
+
+func attachSBOM(cmd *cobra.Command, rf registryFlags, ref, path, key string) error {
+	data, err := readFileLimited(path, oci.MaxSBOMBytes)
+	if err != nil {
+		return usageErr(err)
+	}
+	mediaType, err := oci.DetectSBOM(data)
+	if err != nil {
+		return usageErr(fmt.Errorf("%s: %w", path, err))
+	}
+	var signer *sign.Signer
+	if key != "" {
+		if signer, err = sign.LoadPrivateKeyFile(key, []byte(os.Getenv(sign.PasswordEnv))); err != nil {
+			return usageErr(fmt.Errorf("%w (the password comes from %s)", err, sign.PasswordEnv))
+		}
+	}
+	client, opts, err := attachClient(cmd, rf)
+	if err != nil {
+		return err
+	}
+	res, err := client.AttachSBOM(cmd.Context(), ref, data, opts)
+	if err != nil {
+		return opErr(err)
+	}
+	out := sbomJSON{Reference: res.Reference.String(), Digest: res.Descriptor.Digest.String(), ArtifactType: mediaType}
+	if signer != nil {
+		sig, err := client.Sign(cmd.Context(), out.Reference, signer, oci.SignOptions{})
+		if err != nil {
+			return opErr(fmt.Errorf("attached as %s, but signing it failed: %w", out.Reference, err))
+		}
+		out.Signature = &sig
+	}
+	if rf.format.is("json") {
+		return writeJSON(cmd.OutOrStdout(), out)
+	}
+	_, err = fmt.Fprintln(cmd.OutOrStdout(), out.Digest)
+	return err
+}
+
+// readFileLimited reads a file of at most limit bytes.
+func readFileLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	}
+	return data, nil
 }
 
 func newDiscoverCmd() *cobra.Command {
@@ -67,10 +156,11 @@ func newDiscoverCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "discover [--key cosign.pub]... IMAGE",
-		Short: "List the definitions and signatures attached to an image or artifact",
+		Short: "List the definitions, signatures, attestations and SBOMs attached to an image or artifact",
 		Long: `Discover lists what refers to IMAGE: attached function definitions, signatures in both cosign
-formats (the sha256-<hex>.sig tag and sigstore bundles stored as referrers), and other referrers.
-With --key, each signature is checked against the keys.`,
+formats (the sha256-<hex>.sig tag and sigstore bundles stored as referrers), attestations (bundles
+of another predicate type, such as SLSA provenance, named by it), SBOMs (SPDX, CycloneDX), and
+other referrers. With --key, each signature is checked against the keys.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := rf.format.check(); err != nil {
@@ -106,11 +196,13 @@ type referrerJSON struct {
 }
 
 type discoverJSON struct {
-	Reference   string          `json:"reference"`
-	Digest      string          `json:"digest"`
-	Definitions []referrerJSON  `json:"definitions"`
-	Signatures  []oci.Signature `json:"signatures"`
-	Others      []referrerJSON  `json:"others"`
+	Reference    string          `json:"reference"`
+	Digest       string          `json:"digest"`
+	Definitions  []referrerJSON  `json:"definitions"`
+	Signatures   []oci.Signature `json:"signatures"`
+	Attestations []referrerJSON  `json:"attestations"`
+	SBOMs        []referrerJSON  `json:"sboms"`
+	Others       []referrerJSON  `json:"others"`
 }
 
 func referrers(ds []ocispec.Descriptor) []referrerJSON {
@@ -128,7 +220,8 @@ func discoverOutput(d oci.Discovery) discoverJSON {
 	}
 	return discoverJSON{
 		Reference: d.Reference.String(), Digest: d.Subject.Digest.String(),
-		Definitions: referrers(d.Definitions), Signatures: sigs, Others: referrers(d.Others),
+		Definitions: referrers(d.Definitions), Signatures: sigs, Attestations: referrers(d.Attestations),
+		SBOMs: referrers(d.SBOMs), Others: referrers(d.Others),
 	}
 }
 
@@ -149,10 +242,16 @@ func writeDiscovery(w io.Writer, d oci.Discovery, checked bool) error {
 		}
 		fmt.Fprintf(w, "  signature   %s  %s  %s\n", s.Manifest, s.Format, state)
 	}
+	for _, r := range d.Attestations {
+		fmt.Fprintf(w, "  attestation %s  %s\n", r.Digest, r.Annotations[oci.PredicateTypeAnnotation])
+	}
+	for _, r := range d.SBOMs {
+		fmt.Fprintf(w, "  sbom        %s  %s\n", r.Digest, r.ArtifactType)
+	}
 	for _, r := range d.Others {
 		fmt.Fprintf(w, "  referrer    %s  %s\n", r.Digest, r.ArtifactType)
 	}
-	if len(d.Definitions)+len(d.Signatures)+len(d.Others) == 0 {
+	if len(d.Definitions)+len(d.Signatures)+len(d.Attestations)+len(d.SBOMs)+len(d.Others) == 0 {
 		fmt.Fprintln(w, "  nothing attached")
 	}
 	return nil

@@ -45,7 +45,8 @@ cluster. FILE is written with mode 0600 and replaced only once the dump is whole
 
 func newRestoreCmd(streams IO) *cobra.Command {
 	var (
-		db      databaseFlags
+		// a restore onto a new machine makes the database it loads
+		db      = databaseFlags{create: true}
 		clean   bool
 		foreign bool
 	)
@@ -98,7 +99,7 @@ grants and keys come back as they were, so clients keep working.`,
 // openAsIs opens the database without migrating it: a backup copies what is there, and a restore
 // migrates what it loaded.
 func (f *databaseFlags) openAsIs(ctx context.Context, streams IO) (*servicedb.Database, error) {
-	database, err := servicedb.Open(ctx, f.url, f.dataDir, commandLogger(streams))
+	database, err := f.openDB(ctx, commandLogger(streams))
 	if err != nil {
 		return nil, usageErr(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -64,7 +65,7 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 				}
 			}
 			rep := diff.NewReport(args[0], args[1], cats[0], cats[1])
-			if cmd.Flags().Changed("server") {
+			if serverURL != "" || os.Getenv(envServer) != "" {
 				c, err := searchClient(serverURL)
 				if err != nil {
 					return err
@@ -93,7 +94,7 @@ Exit status: 0, or 1 when --fail-on breaking finds a breaking change (--fail-on 
 	fs.StringArrayVar(&o.keys, "key", nil, "public key (PEM): oci:// catalogs must be signed by one of these keys (repeatable)")
 	fs.StringVar(&o.cacheDir, "cache-dir", "", "cache for catalogs and OCI content (default: the user cache directory)")
 	failOnFlag(cmd, &failOn)
-	fs.StringVar(&serverURL, "server", "", "the krm-catalog service to ask what the publishers of NEW's curated entries publish now")
+	fs.StringVar(&serverURL, "server", "", "the krm-catalog service to ask what the publishers of NEW's curated entries publish now (default $"+envServer+"; with neither, none is asked)")
 	format = addFormatFlag(cmd, "text", "json")
 	return cmd
 }

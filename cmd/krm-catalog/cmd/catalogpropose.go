@@ -22,7 +22,7 @@ type proposalFlags struct {
 }
 
 func (f *proposalFlags) add(cmd *cobra.Command, withToken bool) {
-	cmd.Flags().StringVar(&f.serverURL, "server", "", "the krm-catalog service (default $"+envServer+", else "+defaultServer+")")
+	serverFlag(cmd, &f.serverURL)
 	if withToken {
 		cmd.Flags().StringVar(&f.token, "token", "", "API token (default $KRM_CATALOG_TOKEN)")
 		allowHTTPFlag(cmd, &f.allowHTTP)

@@ -20,7 +20,7 @@ func newCatalogCmd() *cobra.Command {
 		Use:   "catalog",
 		Short: "Inspect function catalogs",
 	}
-	cmd.AddCommand(newCatalogViewCmd(), newCatalogDiffCmd(), newCatalogProposeCmd(), newCatalogProposalsCmd(), newCatalogApproveCmd(), newCatalogRejectCmd(), newCatalogImportCmd())
+	cmd.AddCommand(newCatalogViewCmd(), newCatalogDiffCmd(), newCatalogProposeCmd(), newCatalogProposalsCmd(), newCatalogApproveCmd(), newCatalogRejectCmd(), newCatalogImportCmd(), newCatalogAddCmd())
 	return cmd
 }
 

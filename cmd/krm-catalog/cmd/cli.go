@@ -118,6 +118,7 @@ func topCommands() []topCommand {
 		// moving artifacts through OCI registries
 		{"push", without(newPushCmd)},
 		{"pull", without(newPullCmd)},
+		{"key", newKeyCmd},
 		{"sign", without(newSignCmd)},
 		{"attach", without(newAttachCmd)},
 		{"discover", without(newDiscoverCmd)},

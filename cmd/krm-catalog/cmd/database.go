@@ -19,6 +19,9 @@ type databaseFlags struct {
 	url      string
 	dataDir  string
 	maxConns int32
+	// create lets the command start a new embedded cluster in a data directory without one; only
+	// the commands that make a database (serve, migrate, restore) set it.
+	create bool
 }
 
 func (f *databaseFlags) register(cmd *cobra.Command) {
@@ -36,9 +39,17 @@ func (f *databaseFlags) storeOptions() store.Options {
 	return store.Options{MaxConns: f.maxConns}
 }
 
+// openDB opens the database as it is, creating the embedded cluster only when f.create.
+func (f *databaseFlags) openDB(ctx context.Context, logger *slog.Logger) (*servicedb.Database, error) {
+	if f.create {
+		return servicedb.Open(ctx, f.url, f.dataDir, logger)
+	}
+	return servicedb.OpenExisting(ctx, f.url, f.dataDir, logger)
+}
+
 // open opens the database and brings its schema up to date.
 func (f *databaseFlags) open(ctx context.Context, logger *slog.Logger) (*servicedb.Database, error) {
-	db, err := servicedb.Open(ctx, f.url, f.dataDir, logger)
+	db, err := f.openDB(ctx, logger)
 	if err != nil {
 		return nil, err
 	}

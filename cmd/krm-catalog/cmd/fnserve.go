@@ -90,7 +90,13 @@ SIGINT or SIGTERM reports NOT_SERVING, lets calls in flight finish (--shutdown-g
 		Example: `  krm-catalog fn serve --addr 127.0.0.1:9445 --catalog catalog.yaml --trusted-catalog catalog.yaml
   krm-catalog fn serve --addr 0.0.0.0:9445 --catalog catalog.yaml --trusted-catalog catalog.yaml --fallback porch-fn-runner:9445
   krm-catalog fn health --addr 127.0.0.1:9445
-  grpcurl -plaintext 127.0.0.1:9445 grpc.health.v1.Health/Check   # with --reflection`,
+
+  # grpcurl, from a clone of krm-catalog (the proto file is fn/evaluator/evaluatorpb/evaluator.proto;
+  # or start fn serve with --reflection and leave out -import-path and -proto); bytes are base64:
+  grpcurl -plaintext -import-path fn/evaluator/evaluatorpb -proto evaluator.proto \
+    -d "{\"image\": \"registry.example.com/krm-fn/set-namespace:v1\", \"resource_list\": \"$(base64 -w0 list.yaml)\"}" \
+    127.0.0.1:9445 evaluator.FunctionEvaluator/EvaluateFunction
+  grpcurl -plaintext 127.0.0.1:9445 grpc.health.v1.Health/Check   # needs --reflection`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("server-mode") {

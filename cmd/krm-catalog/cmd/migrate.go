@@ -6,12 +6,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/krm-catalog/krm-catalog/cmd/krm-catalog/internal/servicedb"
 	"github.com/krm-catalog/krm-catalog/migrations"
 )
 
 func newMigrateCmd(streams IO) *cobra.Command {
-	var db databaseFlags
+	db := databaseFlags{create: true}
 	cmd := &cobra.Command{
 		Use:   "migrate up|down|version",
 		Short: "Apply, revert or show the database schema migrations",
@@ -32,7 +31,7 @@ step back: "down" reverts the last migration.`,
 			default:
 				return usageErr(fmt.Errorf("migrate takes up, down or version, not %q", args[0]))
 			}
-			database, err := servicedb.Open(ctx, db.url, db.dataDir, commandLogger(streams))
+			database, err := db.openDB(ctx, commandLogger(streams))
 			if err != nil {
 				return usageErr(err)
 			}

@@ -47,7 +47,7 @@ change).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
 	}
-	cmd.Flags().StringVar(&o.serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
+	serverFlag(cmd, &o.serverURL)
 	cmd.Flags().StringVar(&o.token, "token", "", "API token (default $KRM_CATALOG_TOKEN)")
 	cmd.Flags().StringVar(&o.version, "version", "", "catalog version (default: the app.kubernetes.io/version label)")
 	allowHTTPFlag(cmd, &o.allowHTTP)
@@ -83,7 +83,7 @@ func (o *publishOptions) run(cmd *cobra.Command, path string) error {
 	if err != nil {
 		return usageErr(fmt.Errorf("publish takes one catalog or definition per file: %w", err))
 	}
-	client, err := tokenClient(o.serverURL, token, o.allowHTTP)
+	client, err := tokenClient(serverOrEnv(o.serverURL), token, o.allowHTTP)
 	if err != nil {
 		return usageErr(err)
 	}

@@ -26,9 +26,12 @@ adds new kinds; a kind stays its registrant's until an admin retires it (retire)
 create, these work on the service's database directly.
 
 add-key registers a cosign public key for a publisher over the API, proving that the
-publisher holds the private key: it signs a challenge the service issued.`,
+publisher holds the private key: it signs a challenge the service issued. add-identity
+registers a keyless identity (an OIDC issuer and a certificate subject, such as a CI
+workflow) the same way: identity-challenge gets the challenge, signed keylessly as the identity.`,
 	}
-	cmd.AddCommand(newPublisherGrantCmd(streams), newPublisherRevokeCmd(streams), newPublisherListCmd(streams), newPublisherRetireCmd(streams), newPublisherAddKeyCmd())
+	cmd.AddCommand(newPublisherGrantCmd(streams), newPublisherRevokeCmd(streams), newPublisherListCmd(streams), newPublisherRetireCmd(streams), newPublisherAddKeyCmd(),
+		newPublisherIdentityChallengeCmd(), newPublisherAddIdentityCmd())
 	return cmd
 }
 
@@ -44,7 +47,7 @@ func newPublisherGrantCmd(streams IO) *cobra.Command {
 registered there stay theirs, and they keep publishing them. A grant is more specific
 than the name of a publisher above it: granting team.example.com to other.org takes that group
 from example.com, and grant says so. A group granted to another publisher must be revoked first.
-Granting a group the migration reported as a conflict resolves it.`,
+Granting a group that publisher list shows without an owner resolves it.`,
 		Example: `  krm-catalog publisher grant --publisher acme.example --reason "shared functions" fn.shared.io`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -142,7 +145,7 @@ func newPublisherListCmd(streams IO) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "list [--publisher NAME]",
-		Short: "List the grants, and the groups migration 0006 could not give an owner",
+		Short: "List who was granted which groups, and any group whose owner is undecided",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := format.check(); err != nil {
@@ -178,7 +181,7 @@ func newPublisherListCmd(streams IO) *cobra.Command {
 					return nil
 				}
 				out := cmd.OutOrStdout()
-				fmt.Fprintf(out, "\n%d group(s) the migration to group ownership could not decide (grant each to resolve it):\n", len(conflicts))
+				fmt.Fprintf(out, "\n%d group(s) whose owner is undecided: their functions have several registrants (grant each to resolve it):\n", len(conflicts))
 				for _, c := range conflicts {
 					fmt.Fprintf(out, "  %s: %s", c.Group, describeConflict(c))
 					if c.NameOwner != "" {
@@ -237,7 +240,7 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 			if err != nil {
 				return usageErr(fmt.Errorf("%w (the password comes from %s; a public key cannot prove anything)", err, sign.PasswordEnv))
 			}
-			client, err := tokenClient(serverURL, token, allowHTTP)
+			client, err := tokenClient(serverOrEnv(serverURL), token, allowHTTP)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -256,7 +259,7 @@ publisher's catalogs and functions. The private key never leaves this machine.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&serverURL, "server", "http://127.0.0.1:8080", "the krm-catalog service")
+	serverFlag(cmd, &serverURL)
 	cmd.Flags().StringVar(&token, "token", "", "API token of the publisher (default $KRM_CATALOG_TOKEN)")
 	allowHTTPFlag(cmd, &allowHTTP)
 	cmd.Flags().StringVar(&publisher, "publisher", "", "the publisher to register the key for (required)")

@@ -13,7 +13,7 @@ import (
 	"github.com/krm-catalog/krm-catalog/apiclient"
 )
 
-// envServer names the service search and completion talk to when --server is not given.
+// envServer names the service every client command talks to when --server is not given.
 const envServer = "KRM_CATALOG_SERVER"
 
 // defaultServer is where serve listens unless told otherwise.
@@ -63,7 +63,7 @@ publishers, each word as a prefix; --runtime, --tag (repeatable: all must be pre
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&serverURL, "server", "", "the krm-catalog service (default $"+envServer+", else "+defaultServer+")")
+	serverFlag(cmd, &serverURL)
 	fs.StringVar(&q.Runtime, "runtime", "", "only functions with this runtime: container, exec or starlark")
 	fs.StringArrayVar(&q.Tags, "tag", nil, "only functions with this tag (repeatable: all of them)")
 	fs.StringVar(&q.Publisher, "publisher", "", "only functions of this publisher")
@@ -81,6 +81,12 @@ func searchClient(serverURL string) (*apiclient.Client, error) {
 		return nil, usageErr(err)
 	}
 	return c, nil
+}
+
+// serverFlag registers --server, the one way every command that talks to the service is told
+// which: the flag, else KRM_CATALOG_SERVER, else the address serve listens on by default.
+func serverFlag(cmd *cobra.Command, serverURL *string) {
+	cmd.Flags().StringVar(serverURL, "server", "", "the krm-catalog service (default $"+envServer+", else "+defaultServer+")")
 }
 
 // serverOrEnv is the service a command talks to: --server, else KRM_CATALOG_SERVER, else the

@@ -20,6 +20,8 @@ import (
 	"oras.land/oras-go/v2/registry/remote/credentials"
 
 	"github.com/krm-catalog/krm-catalog/catalog"
+	// as ident: identity names a signer's identity in this package
+	ident "github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/oci"
 	"github.com/krm-catalog/krm-catalog/server"
 	"github.com/krm-catalog/krm-catalog/store"
@@ -28,7 +30,7 @@ import (
 
 func newServeCmd(streams IO) *cobra.Command {
 	var (
-		db        databaseFlags
+		db        = databaseFlags{create: true}
 		addr      string
 		maxBody   int64
 		decodeMem int64
@@ -40,6 +42,7 @@ func newServeCmd(streams IO) *cobra.Command {
 		deadlines server.Deadlines
 		tlsFiles  serveTLS
 		drain     time.Duration
+		rootFile  string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -65,6 +68,10 @@ website's snippets name the https:// address.`,
 			if err != nil {
 				return usageErr(err)
 			}
+			keyless, err := keylessVerifier(rootFile)
+			if err != nil {
+				return usageErr(err)
+			}
 			if (tlsFiles.cert == "") != (tlsFiles.key == "") {
 				return usageErr(errors.New("--tls-cert and --tls-key go together"))
 			}
@@ -77,7 +84,7 @@ website's snippets name the https:// address.`,
 				// letting garbage double it
 				debug.SetMemoryLimit(decodeMem + cacheSize)
 			}
-			return serve(cmd.Context(), logger, db, addr, tlsFiles, maxBody, cacheSize, reg, registry, deadlines, drain, limits)
+			return serve(cmd.Context(), logger, db, addr, tlsFiles, maxBody, cacheSize, reg, registry, keyless, deadlines, drain, limits)
 		},
 	}
 	db.register(cmd)
@@ -96,6 +103,7 @@ website's snippets name the https:// address.`,
 	cmd.Flags().DurationVar(&deadlines.Write, "publish-timeout", def.Write, "deadline of a publish, its registry push included")
 	cmd.Flags().DurationVar(&deadlines.Validate, "validate-timeout", def.Validate, "deadline of POST /api/v1/validate")
 	cmd.Flags().DurationVar(&deadlines.Body, "body-timeout", def.Body, "deadline of reading a request body (408 past it); no slot of a limited class is held meanwhile")
+	cmd.Flags().StringVar(&rootFile, "trusted-root", "", "verify keyless signatures and identity proofs against this Sigstore trusted_root.json (default: the public-good root built in, a dated snapshot)")
 	cmd.Flags().BoolVar(&plainHTTP, "registry-plain-http", false, "talk plain HTTP to the registry (automatic for localhost and 127.0.0.1)")
 	return cmd
 }
@@ -115,6 +123,16 @@ func registryClient(prefix string, plainHTTP bool) (server.Registry, error) {
 	}
 	return oci.NewClient(oci.Options{Credentials: creds, PlainHTTP: plainHTTP, UserAgent: "krm-catalog/" + currentVersion().Version,
 		HTTPClient: oci.NewBoundedHTTPClient(registryTimeout)}), nil
+}
+
+// keylessVerifier verifies keyless signatures against the trusted root in path, or the embedded
+// public-good one.
+func keylessVerifier(path string) (*ident.Verifier, error) {
+	tr, err := ident.LoadTrustedRoot(path)
+	if err != nil {
+		return nil, err
+	}
+	return ident.NewVerifier(tr)
 }
 
 // registryTimeout bounds one request to the registry; a publish's push is a few of them, within
@@ -185,7 +203,7 @@ func (t serveTLS) listen(addr string) (net.Listener, string, error) {
 	return tls.NewListener(ln, cfg), "https://" + ln.Addr().String(), nil
 }
 
-func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, tlsFiles serveTLS, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, deadlines server.Deadlines, drain time.Duration, limits server.Limits) error {
+func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr string, tlsFiles serveTLS, maxBody, cacheSize int64, registry server.Registry, registryPrefix string, keyless *ident.Verifier, deadlines server.Deadlines, drain time.Duration, limits server.Limits) error {
 	// Listen first: a taken port should fail before a database is started for nothing.
 	ln, url, err := tlsFiles.listen(addr)
 	if err != nil {
@@ -219,7 +237,7 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 	cache := server.NewContentCache(cacheSize)
 	var signatures *server.Signatures
 	if registry != nil {
-		signatures = server.NewSignatures(registry, st, logger)
+		signatures = server.NewSignatures(registry, st, keyless, logger)
 	}
 	// one set of limiters for the API and the website: a client has one budget either way
 	limiters := server.NewLimiters(limits)
@@ -228,7 +246,7 @@ func serve(ctx context.Context, logger *slog.Logger, dbFlags databaseFlags, addr
 		return err
 	}
 	srv, err := server.New(server.Config{Store: st, Validator: validator, Logger: logger, Registry: reg, MaxBodyBytes: maxBody, Cache: cache, Mount: site.Mount,
-		OCI: registry, OCIPrefix: registryPrefix, Signatures: signatures, Deadlines: deadlines, Limiters: limiters})
+		OCI: registry, OCIPrefix: registryPrefix, Signatures: signatures, Keyless: keyless, Deadlines: deadlines, Limiters: limiters})
 	if err != nil {
 		return err
 	}

@@ -83,9 +83,7 @@ func TestShutdownDelayDefault(t *testing.T) {
 }
 
 // TestMetricsRegistry holds what serve and fn serve expose besides their own metrics, and what
-// Prometheus's default registry holds: third_party/client_golang registers the default
-// registry's collectors at its first use rather than at start-up, and third_party/procfs compiles
-// the expressions that read /proc/self/limits (process_max_fds) on first use.
+// Prometheus's default registry holds (process_max_fds is read from /proc/self/limits).
 func TestMetricsRegistry(t *testing.T) {
 	t.Parallel()
 	own := prometheus.NewCounter(prometheus.CounterOpts{Name: "krm_catalog_test_total", Help: "a test counter"})

@@ -1,27 +1,24 @@
-// Command serve builds the example functions and serves them, with the example starlark script,
-// over https on a loopback address, so that examples/functions/catalog.yaml resolves and runs as
-// written. It makes a throw-away certificate authority and writes it to DIR/ca.pem: point
-// SSL_CERT_FILE at it so that krm-catalog trusts the server.
+// Command serve builds the example functions, writes the example catalog for what it built, and
+// serves the executables and the example starlark script over plain http on a loopback address.
+// krm-catalog fetches plain http from this machine (nothing is in transit; the catalog's sha256
+// pins carry integrity), so no certificate authority is needed.
 //
-//	go run ./examples/functions/serve                      # serve on 127.0.0.1:8443
-//	go run ./examples/functions/serve -write-catalog examples/functions/catalog.yaml   # regenerate it
+// The catalog pins the sha256 of the executables this Go toolchain builds; it is written over
+// examples/functions/catalog.yaml (the file the README's commands name), so that with another
+// toolchain the walk-through still runs and only that generated file changes. CI checks that the
+// committed file is what its toolchain writes.
+//
+//	go run ./examples/functions/serve                      # write the catalog, serve on 127.0.0.1:8090
+//	go run ./examples/functions/serve -write-catalog examples/functions/catalog.yaml   # write it and exit
 package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -33,114 +30,109 @@ import (
 	"github.com/krm-catalog/krm-catalog/examples/fnexamples"
 )
 
-const header = `# The example functions of examples/functions, as a KRMFunctionCatalog. Their executables are
-# served by a development server on this machine, which builds them (reproducibly: the sha256 digests
-# below are those of what it builds with this repository's Go toolchain):
+// defaultAddr is where the committed catalog says the executables are.
+const defaultAddr = "127.0.0.1:8090"
+
+const header = `# The example functions of examples/functions, as a KRMFunctionCatalog. A development server on
+# this machine builds them, writes this file for what it built (the sha256 digests below are those
+# of what this repository's Go toolchain builds; another toolchain rewrites them) and serves the
+# executables over plain http on 127.0.0.1, which krm-catalog accepts from this machine:
 #
-#   go run ./examples/functions/serve &          # https://127.0.0.1:8443, CA in $TMPDIR/krm-catalog-examples/ca.pem
-#   export SSL_CERT_FILE=${TMPDIR:-/tmp}/krm-catalog-examples/ca.pem
+#   go run ./examples/functions/serve &          # http://127.0.0.1:8090
 #
-# Regenerate this file with: go run ./examples/functions/serve -write-catalog examples/functions/catalog.yaml
+# Write this file without serving: go run ./examples/functions/serve -write-catalog examples/functions/catalog.yaml
 `
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:8443", "loopback address to serve on")
-	dir := flag.String("dir", filepath.Join(os.TempDir(), "krm-catalog-examples"), "where the executables and ca.pem go")
+	addr := flag.String("addr", defaultAddr, "loopback address to serve on")
+	dir := flag.String("dir", filepath.Join(os.TempDir(), "krm-catalog-examples"), "where the executables go")
 	write := flag.String("write-catalog", "", "write the catalog to this file and exit instead of serving")
+	catalogOut := flag.String("catalog", "", "when serving, write the catalog here (default: examples/functions/catalog.yaml of this repository)")
 	flag.Parse()
-	if err := run(*addr, *dir, *write, os.Stderr); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, options{addr: *addr, dir: *dir, write: *write, catalog: *catalogOut}, os.Stderr); err != nil {
 		log.Fatal(err)
 	}
 }
 
-// run builds the example functions, then writes the catalog or serves them; progress says what it
-// is doing while that takes seconds (a minute on a cold build cache).
-func run(addr, dir, write string, progress io.Writer) error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	host, _, err := net.SplitHostPort(addr)
+type options struct {
+	addr string
+	// dir is where the executables are built.
+	dir string
+	// write, when set, is where the catalog goes; nothing is served.
+	write string
+	// catalog is where the catalog goes before serving; empty: the committed one's path.
+	catalog string
+	// ready, when set, gets the listening address once the server accepts connections.
+	ready func(addr string)
+}
+
+// run builds the example functions, then writes the catalog and serves them (or, with write, only
+// writes it); progress says what it is doing while that takes seconds (a minute on a cold cache).
+func run(ctx context.Context, o options, progress io.Writer) error {
+	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
 		return err
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return errors.New("-addr must be a loopback address: this server is for trying the examples, not for publishing")
 	}
+	base := "http://" + o.addr
+	var ln net.Listener
+	if o.write == "" {
+		// listen first: the catalog names the port actually served (-addr 127.0.0.1:0 picks one)
+		if ln, err = net.Listen("tcp", o.addr); err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		defer ln.Close()
+		base = "http://" + ln.Addr().String()
+	}
 	root, err := fnexamples.ModuleRoot()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(progress, "building the example functions for %d platforms into %s (about a minute the first time)...\n", len(fnexamples.Platforms()), dir)
-	in, files, err := fnexamples.Published(ctx, root, dir, "https://"+addr, fnexamples.Platforms())
+	fmt.Fprintf(progress, "building the example functions for %d platforms into %s (about a minute the first time)...\n", len(fnexamples.Platforms()), o.dir)
+	in, files, err := fnexamples.Published(ctx, root, o.dir, base, fnexamples.Platforms())
 	if err != nil {
 		return err
 	}
 	in.Header = header
+	in.Images = fnexamples.ExampleImages()
 	catalog, err := fnexamples.Catalog(in)
 	if err != nil {
 		return err
 	}
-	if write != "" {
-		return os.WriteFile(write, catalog, 0o644)
+	if o.write != "" {
+		return os.WriteFile(o.write, catalog, 0o644)
 	}
-	committed := filepath.Join(root, "examples", "functions", "catalog.yaml")
-	if b, err := os.ReadFile(committed); err == nil && string(b) != string(catalog) && addr == "127.0.0.1:8443" {
-		log.Printf("warning: %s does not match what was built; regenerate it with -write-catalog", committed)
+	out := o.catalog
+	if out == "" {
+		out = filepath.Join(root, "examples", "functions", "catalog.yaml")
 	}
-	cert, caPEM, err := selfSigned(host)
-	if err != nil {
-		return err
+	if old, err := os.ReadFile(out); err != nil || string(old) != string(catalog) {
+		fmt.Fprintf(progress, "wrote %s for what this toolchain built (git diff shows what changed)\n", out)
 	}
-	caFile := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(caFile, caPEM, 0o644); err != nil {
+	if err := os.WriteFile(out, catalog, 0o644); err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
 	for urlPath, file := range files {
 		mux.HandleFunc("GET "+urlPath, func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, file) })
 	}
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdown)
 	}()
-	fmt.Printf("serving the example functions on https://%s\nexport SSL_CERT_FILE=%s\n", addr, caFile)
-	if err := srv.ListenAndServeTLS("", ""); !errors.Is(err, http.ErrServerClosed) {
+	fmt.Printf("serving the example functions on %s\n", base)
+	if o.ready != nil {
+		o.ready(ln.Addr().String())
+	}
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
-}
-
-// selfSigned makes a certificate for host, valid for a day, signed by itself.
-func selfSigned(host string) (tls.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
-		Subject:               pkix.Name{CommonName: "krm-catalog example functions"},
-		NotBefore:             time.Now().Add(-time.Minute),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		IPAddresses:           []net.IP{net.ParseIP(host)},
-		DNSNames:              []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	return cert, certPEM, err
 }

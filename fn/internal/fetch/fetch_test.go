@@ -37,8 +37,8 @@ func TestHTTPSTimesOut(t *testing.T) {
 	}
 }
 
-// A redirect away from https is refused before it is followed: the plain http server is never
-// asked. A redirect to https is followed, and a client given keeps its own redirect policy.
+// A redirect to plain http on another machine is refused before it is followed. A redirect to https,
+// or to plain http on this machine, is followed, and a client given keeps its own redirect policy.
 func TestHTTPSRefusesARedirectBeforeFollowingIt(t *testing.T) {
 	t.Parallel()
 	var plainHits atomic.Int32
@@ -50,6 +50,8 @@ func TestHTTPSRefusesARedirectBeforeFollowingIt(t *testing.T) {
 	secure := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/to-http":
+			http.Redirect(w, r, "http://fn.example.invalid/fn", http.StatusFound)
+		case "/to-loopback-http":
 			http.Redirect(w, r, plain.URL+"/fn", http.StatusFound)
 		case "/to-https":
 			http.Redirect(w, r, "/fn", http.StatusFound)
@@ -66,7 +68,7 @@ func TestHTTPSRefusesARedirectBeforeFollowingIt(t *testing.T) {
 		rc.Close()
 		t.Fatal("a redirect to http was followed to the end")
 	}
-	if !strings.Contains(err.Error(), "which is not https") || plainHits.Load() != 0 {
+	if !strings.Contains(err.Error(), "neither https nor this machine") {
 		t.Errorf("error %v, %d requests to the http server; want a refusal before any", err, plainHits.Load())
 	}
 	if client.CheckRedirect != nil {
@@ -83,8 +85,23 @@ func TestHTTPSRefusesARedirectBeforeFollowingIt(t *testing.T) {
 		t.Errorf("body %q", body)
 	}
 
-	if _, err := HTTPS(ctx, client, plain.URL+"/fn", time.Minute); err == nil || plainHits.Load() != 0 {
-		t.Errorf("an http URL: %v, %d requests", err, plainHits.Load())
+	for _, url := range []string{secure.URL + "/to-loopback-http", plain.URL + "/fn"} {
+		rc, err := HTTPS(ctx, client, url, time.Minute)
+		if err != nil {
+			t.Fatalf("%s: plain http on this machine: %v", url, err)
+		}
+		rc.Close()
+	}
+	if plainHits.Load() != 2 {
+		t.Errorf("%d requests to the loopback http server, want 2", plainHits.Load())
+	}
+	for _, url := range []string{"http://fn.example.invalid/fn", "http://10.0.0.1/fn", "http://127.0.0.1.example.invalid/fn"} {
+		if _, err := HTTPS(ctx, client, url, time.Minute); err == nil || !strings.Contains(err.Error(), "not https") {
+			t.Errorf("%s: plain http to another machine: %v, want it refused", url, err)
+		}
+	}
+	if _, err := HTTPS(ctx, nil, secure.URL+"/fn", time.Minute); err == nil || !strings.Contains(err.Error(), "SSL_CERT_FILE") {
+		t.Errorf("an untrusted certificate: %v, want a hint at SSL_CERT_FILE", err)
 	}
 
 	refuseAll := *client

@@ -196,8 +196,8 @@ func (s *Store) open(ctx context.Context, p catalog.ExecPlatform) (io.ReadCloser
 		}
 		return s.OCI.FetchExec(ctx, ref, p)
 	}
-	if !strings.HasPrefix(p.URI, "https://") {
-		return nil, errors.New("an executable is fetched over https:// or oci:// only")
+	if !strings.HasPrefix(p.URI, "https://") && !strings.HasPrefix(p.URI, "http://") {
+		return nil, errors.New("an executable is fetched over https:// (plain http:// only from this machine) or oci:// only")
 	}
 	return fetch.HTTPS(ctx, s.HTTPClient, p.URI, 5*time.Minute)
 }

@@ -80,6 +80,26 @@ func Open(ctx context.Context, url, dataDir string, logger *slog.Logger) (*Datab
 	return db, nil
 }
 
+// ErrNoDatabase reports that the data directory holds no embedded cluster: only the commands that
+// create one (serve, migrate) start a new cluster there.
+var ErrNoDatabase = errors.New("no krm-catalog database")
+
+// OpenExisting is Open for commands that work on a database serve made: with url empty it refuses a
+// data directory without a cluster instead of creating one, since a second, empty cluster would
+// answer (a token it creates is unknown to the serve that users talk to).
+func OpenExisting(ctx context.Context, url, dataDir string, logger *slog.Logger) (*Database, error) {
+	if url == "" {
+		if dataDir == "" {
+			dataDir = DefaultDataDir()
+		}
+		pgDir := filepath.Join(dataDir, "postgres")
+		if _, err := os.Stat(filepath.Join(pgDir, "PG_VERSION")); err != nil {
+			return nil, fmt.Errorf("%w in %s: `krm-catalog serve` creates it on its first start in its --data-dir (default %s); give the --data-dir serve runs with, or --database-url", ErrNoDatabase, dataDir, DefaultDataDir())
+		}
+	}
+	return Open(ctx, url, dataDir, logger)
+}
+
 func createDatabase(ctx context.Context, adminURL string) error {
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {

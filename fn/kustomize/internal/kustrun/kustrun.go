@@ -11,6 +11,8 @@ import (
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/krm-catalog/krm-catalog/internal/yamlpos"
 )
 
 // FS is the file system on disk with files held in memory on top, by absolute, clean path. A file
@@ -105,15 +107,50 @@ func (o *FS) ReadDir(path string) ([]string, error) {
 // Build runs kustomize's build of dir over fsys and returns its output as `kustomize build`
 // prints it.
 func Build(fsys filesys.FileSystem, dir string, opts *krusty.Options) ([]byte, error) {
-	m, err := krusty.MakeKustomizer(opts).Run(fsys, dir)
+	log := &readLog{FileSystem: fsys}
+	m, err := krusty.MakeKustomizer(opts).Run(log, dir)
 	if err != nil {
-		return nil, err
+		return nil, log.locate(err)
 	}
 	out, err := m.AsYaml()
 	if err != nil {
 		return nil, fmt.Errorf("kustomize output: %w", err)
 	}
 	return out, nil
+}
+
+// readLog is a file system that remembers which files were read, so that a YAML syntax error,
+// of which kustomize keeps yaml.v3's text only (a line, often the one before the problem, counted
+// from the start of the document, and no column), can be found again in the file that holds it.
+type readLog struct {
+	filesys.FileSystem
+	read []string
+}
+
+func (l *readLog) ReadFile(path string) ([]byte, error) {
+	b, err := l.FileSystem.ReadFile(path)
+	if err == nil {
+		l.read = append(l.read, path)
+	}
+	return b, err
+}
+
+// locate returns err, or, when it is a YAML syntax error, err with its position replaced by the
+// one found by reading the files again, the last read first (kustomize stops at the first error).
+func (l *readLog) locate(err error) error {
+	if !yamlpos.IsSyntaxError(err) {
+		return err
+	}
+	for i := len(l.read) - 1; i >= 0; i-- {
+		b, rerr := l.FileSystem.ReadFile(l.read[i])
+		if rerr != nil {
+			continue
+		}
+		if se := yamlpos.Find(b); se != nil {
+			return yamlpos.Replace(err, se)
+		}
+	}
+	return err
 }
 
 // Format prints a stream of resources as `kustomize build` prints them (its key order, indentation
