@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
+	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
 	"github.com/krm-catalog/krm-catalog/internal/yamlpos"
 	"github.com/krm-catalog/krm-catalog/schemas"
 )
@@ -378,7 +379,15 @@ func decodeSegment(file string, index int, s segment, meter *docbudget.Meter) (*
 		text = unescapeJSONSlashes(text)
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(text, &doc); err != nil {
+	var slab yamlfast.Slab
+	// the fast reader builds yaml.v3's nodes for most documents; what it declines, yaml.v3 reads,
+	// and reports errors of (the meter bounds the tree as it is converted below)
+	if docs, _, ok := yamlfast.Read(text, yamlfast.Options{Budget: -1}, &slab); ok && len(docs) <= 1 {
+		if len(docs) == 0 {
+			return nil, nil, nil
+		}
+		doc = *docs[0]
+	} else if err := yaml.Unmarshal(text, &doc); err != nil {
 		line, col, msg := yamlErrorAt(text, s.line, err)
 		return fail(line, col, "", "invalid YAML: "+msg)
 	}

@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
+	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
 )
 
 // ReadLimits bound what reading a ResourceList may cost, by what it is: nodes, nesting, values
@@ -33,6 +34,9 @@ func DefaultReadLimits() ReadLimits {
 // scan lets through, and its tree is then counted exactly (aliases expanded).
 type reader struct {
 	meter *docbudget.Meter
+	// alias lets the nodes' strings share the input's memory (yamlfast.Options.Alias): set by a caller
+	// that never changes the input afterwards
+	alias bool
 }
 
 func newReader(ctx context.Context, limits docbudget.Limits) reader {
@@ -53,11 +57,7 @@ func (rd reader) yamlDocuments(data []byte) ([]*yaml.Node, error) {
 	}
 	if FastPathsEnabled() {
 		var slab nodeSlab
-		r := &fastReader{src: data, line: 1, slab: slab, budget: rem, maxDepth: maxFastDepth}
-		if lim := rd.meter.Limits().Depth; lim > 0 {
-			r.maxDepth = min(r.maxDepth, lim)
-		}
-		docs, n, ok := readYAMLFastWith(r, &slab)
+		docs, n, ok := yamlfast.Read(data, yamlfast.Options{Budget: rem, MaxDepth: rd.meter.Limits().Depth, Alias: rd.alias}, &slab)
 		if ok {
 			if err := rd.meter.Charge(n); err != nil {
 				return nil, err

@@ -86,21 +86,8 @@ func (p *jsonParser) node(kind yaml.Kind, tag, value string) *yaml.Node {
 	if p.meter != nil && p.err == nil {
 		p.err = p.meter.Node(0)
 	}
-	n := p.slab.next()
+	n := p.slab.Next()
 	n.Kind, n.Tag, n.Value = kind, tag, value
-	return n
-}
-
-// nodeSlab hands out nodes from blocks of 256: one allocation for many small ones, which is most
-// of what reading a ResourceList allocates.
-type nodeSlab []yaml.Node
-
-func (s *nodeSlab) next() *yaml.Node {
-	if len(*s) == 0 {
-		*s = make([]yaml.Node, 256)
-	}
-	n := &(*s)[0]
-	*s = (*s)[1:]
 	return n
 }
 

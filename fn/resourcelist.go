@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
+	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
 	"github.com/krm-catalog/krm-catalog/internal/yamlpos"
 )
 
@@ -96,14 +96,17 @@ func DecodeResourceListContext(ctx context.Context, data []byte, limits docbudge
 // what this package does) is list's own item, not a second reading of the same bytes; only the
 // items that changed and the rest of the output are parsed, each changed item on its own where
 // that reads it as the whole output would (decodeChanged). Reading 1,000 resources costs about as
-// much as a validator's whole run.
+// much as a validator's whole run. The strings of the nodes read share out's memory: out must not
+// be changed afterwards.
 func DecodeOutput(out, sent []byte, list *ResourceList) (*ResourceList, error) {
 	if list != nil && len(list.Items) > 0 && FastPathsEnabled() {
 		if rl := decodeReusing(out, sent, list); rl != nil {
 			return rl, nil
 		}
 	}
-	rl, _, err := DecodeResourceList(out)
+	rd := newReader(context.Background(), docbudget.Limits{})
+	rd.alias = true
+	rl, _, err := rd.decode(out, false)
 	return rl, err
 }
 
@@ -167,9 +170,10 @@ func decodeReusing(out, sent []byte, list *ResourceList) *ResourceList {
 // own where the text is the one sent, else the item read alone. It reports false when the output
 // has another number of items, when none came back as sent, or when an item that changed cannot be
 // read alone as the whole output would read it. A YAML item alone is read as within the list when
-// the fast reader reads it, from its line (it reads no full-line comment, tag, anchor or alias,
-// and builds what yaml.v3 builds), and no item holds an anchor or an alias: an item handed back
-// may refer to an anchor in one that changed. A JSON item is a value of its own.
+// the fast reader reads it, from its line (it reads no tag, anchor or alias, nor a comment yaml.v3
+// gives a node outside the item: a foot comment, or a head comment at column 0, which itemsLines
+// refuses; and it builds what yaml.v3 builds), and no item holds an anchor or an alias: an item
+// handed back may refer to an anchor in one that changed. A JSON item is a value of its own.
 func decodeChanged(l wireLayout, out []byte, start, end int, sentItems [][]byte, list *ResourceList, items []*yaml.RNode) bool {
 	outItems := l.split(out[start:end])
 	if len(sentItems) != len(list.Items) || len(outItems) != len(list.Items) {
@@ -265,11 +269,14 @@ func decodeRest(rest []byte) (*ResourceList, bool) {
 func splitBlockItems(b []byte) [][]byte {
 	var items [][]byte
 	start := 0
-	for i := 1; i < len(b); i++ {
-		if b[i] == '-' && b[i-1] == '\n' {
-			items = append(items, b[start:i])
-			start = i
+	for i := 0; ; {
+		j := bytes.Index(b[i:], []byte("\n-")) // the vectorised search: this scans whole outputs
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		items = append(items, b[start:i])
+		start = i
 	}
 	if start < len(b) {
 		items = append(items, b[start:])
@@ -570,24 +577,14 @@ func decodeYAMLDocuments(data []byte) ([]*yaml.Node, error) {
 	return newReader(context.Background(), docbudget.Limits{}).yamlDocuments(data)
 }
 
-// decodeYAMLv3 is decodeYAMLDocuments through yaml.v3 alone.
+// decodeYAMLv3 is decodeYAMLDocuments through yaml.v3 alone (yamlfast.ReadV3), its errors
+// located (yamlpos).
 func decodeYAMLv3(data []byte) ([]*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var docs []*yaml.Node
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, yamlpos.Locate(data, err)
-		}
-		if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null") {
-			continue // empty document: only comments, or "---" alone
-		}
-		docs = append(docs, &doc)
+	docs, err := yamlfast.ReadV3(data)
+	if err != nil {
+		return nil, yamlpos.Locate(data, err)
 	}
+	return docs, nil
 }
 
 func isResourceList(n *yaml.Node) bool {

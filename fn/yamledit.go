@@ -43,7 +43,7 @@ type ScalarEdit struct {
 // the fast reader where it can), counted as ScalarEdit.Doc counts them: empty ones (only comments,
 // or "---" alone) passed over.
 func DecodeDocuments(data []byte) ([]*yaml.Node, error) {
-	if FastPathsEnabled() && !hasCommentLine(data) {
+	if FastPathsEnabled() {
 		// the nodes of a small file, not the fast reader's block of 256: a tool reading thousands
 		// of Kptfiles would allocate mostly unused nodes
 		slab := make(nodeSlab, 2*bytes.Count(data, []byte{'\n'})+8)
@@ -52,23 +52,6 @@ func DecodeDocuments(data []byte) ([]*yaml.Node, error) {
 		}
 	}
 	return decodeYAMLv3(data)
-}
-
-// hasCommentLine reports a line that is a comment alone, which the fast reader leaves to yaml.v3:
-// most files people write have one, and trying the fast reader first would be wasted.
-func hasCommentLine(data []byte) bool {
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		if t := bytes.TrimLeft(line, " "); len(t) > 0 && t[0] == '#' {
-			return true
-		}
-	}
-	return false
 }
 
 // maxEditDepth bounds how deep a Path or a chain of Within goes.

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
 )
 
 // Writing YAML with yaml.v3 costs about twice parsing it, and a run writes every
@@ -235,8 +237,11 @@ func (f *fastYAML) sequence(s *yaml.Node, indent int) bool {
 		if i == sizingItems && len(s.Content) > 2*sizingItems {
 			f.buf = growFor(f.buf, len(f.buf)-start, i, len(s.Content))
 		}
-		if it.Anchor != "" || it.HeadComment != "" || it.FootComment != "" {
+		if it.Anchor != "" || it.FootComment != "" {
 			return false
+		}
+		if it.HeadComment != "" && !f.comment(it.HeadComment, indent) {
+			return false // an item's head comment goes above its "- " (a resource's, in a list)
 		}
 		f.indent(indent)
 		f.buf = append(f.buf, "- "...)
@@ -488,55 +493,11 @@ func flowPlainAllowed(v string) bool {
 	return true
 }
 
-// resolvedTag is the tag yaml.v3 gives v as a plain scalar. yaml.v3 only looks further than the
-// first character when it is a sign, a digit, a dot, or the first letter of a boolean or null word;
-// other strings are strings, decided here without its regular expressions. Of those starting with a
-// digit, decimal integers and strings with a letter that no number or timestamp can hold (the
-// quantities 500m and 256Mi, durations) are decided here too: they are most of a resource's values.
-func resolvedTag(v string) string {
-	if v == "" {
-		return "!!null"
-	}
-	if !strings.ContainsRune("+-0123456789yYnNtTfFoO~.", rune(v[0])) {
-		return "!!str"
-	}
-	switch v[0] {
-	case 'y', 'Y', 'n', 'N', 't', 'T', 'f', 'F', 'o', 'O':
-		// yaml.v3 looks these up in its table of words and nothing else
-		switch v {
-		case "true", "True", "TRUE", "false", "False", "FALSE":
-			return "!!bool"
-		case "null", "Null", "NULL":
-			return "!!null"
-		}
-		return "!!str"
-	}
-	if (v[0] == '-' || v[0] == '+') && len(v) > 1 && (v[1] == '-' || isLetter(v[1])) {
-		return "!!str" // a sign before neither a number nor .inf: --port=8080
-	}
-	if v[0] >= '0' && v[0] <= '9' {
-		decimal := len(v) <= 18 && (v[0] != '0' || len(v) == 1)
-		for i := 0; i < len(v); i++ {
-			c := v[i]
-			if c < '0' || c > '9' {
-				decimal = false
-			}
-			if nonNumberLetter(c) {
-				return "!!str"
-			}
-		}
-		if decimal {
-			return "!!int"
-		}
-	}
-	return (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag()
-}
+// resolvedTag is the tag yaml.v3 gives v as a plain scalar (yamlfast.ResolvedTag).
+func resolvedTag(v string) string { return yamlfast.ResolvedTag(v) }
 
-func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isLetter(c byte) bool { return yamlfast.IsLetter(c) }
 
-// nonNumberLetter reports whether c is a letter that no number or timestamp holds, in yaml.v3's
-// resolution or a YAML 1.1 parser's: not a hex digit, nor x, o, p (0x, 0o, hex floats), t, z
-// (timestamps).
-func nonNumberLetter(c byte) bool {
-	return isLetter(c) && !strings.ContainsRune("abcdefABCDEFxXoOpPtTzZ", rune(c))
-}
+// nonNumberLetter reports whether c is a letter that no number or timestamp holds
+// (yamlfast.NonNumberLetter).
+func nonNumberLetter(c byte) bool { return yamlfast.NonNumberLetter(c) }

@@ -18,6 +18,7 @@ var fastCorpus = []struct {
 	{commented, true},
 	{"apiVersion: v1\nkind: X\nflow: [a, 'b c', \"d,e\", '', x:y, 1, true, null, {k: v, 'q': [1, 2]}, []]\nm: {a: 1, b: '#x', c: a#b}\n", true},
 	{"apiVersion: v1\nkind: X\nflow: [a, b] # after\n", true},
+	{"apiVersion: v1\nkind: List\nitems:\n# the first\n- a: 1\n  b: 2\n# the second\n# in two lines\n- x\n- y: 1\n  s:\n  # an item of s\n  - 1\n", true},
 	{"apiVersion: v1\nkind: X\nflow: [a, # inside\n  b]\n", false},
 	{sampleList, true},
 	{twoDocs, true},

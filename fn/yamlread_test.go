@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,24 +12,11 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn/fntest"
+	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
 )
 
-// nodeDiff says where two node trees differ in anything yaml.v3 records, or "".
-func nodeDiff(path string, a, b *yaml.Node) string {
-	fa := fmt.Sprintf("kind=%v style=%v tag=%q value=%q anchor=%q head=%q line=%q foot=%q at %d:%d children=%d",
-		a.Kind, a.Style, a.Tag, a.Value, a.Anchor, a.HeadComment, a.LineComment, a.FootComment, a.Line, a.Column, len(a.Content))
-	fb := fmt.Sprintf("kind=%v style=%v tag=%q value=%q anchor=%q head=%q line=%q foot=%q at %d:%d children=%d",
-		b.Kind, b.Style, b.Tag, b.Value, b.Anchor, b.HeadComment, b.LineComment, b.FootComment, b.Line, b.Column, len(b.Content))
-	if fa != fb {
-		return fmt.Sprintf("%s:\n  yaml.v3: %s\n  fast:    %s", path, fa, fb)
-	}
-	for i := range a.Content {
-		if d := nodeDiff(fmt.Sprintf("%s/%d", path, i), a.Content[i], b.Content[i]); d != "" {
-			return d
-		}
-	}
-	return ""
-}
+// nodeDiff says where two node trees differ in anything yaml.v3 records, or "" (yamlfast.Diff).
+func nodeDiff(path string, a, b *yaml.Node) string { return yamlfast.Diff(path, a, b) }
 
 // checkFastRead holds readYAMLFast to yaml.v3 on data: what it reads is what yaml.v3 reads, and it
 // reads nothing yaml.v3 refuses. It returns whether the fast reader took the input.
@@ -75,7 +63,33 @@ var readCases = []struct {
 	{"quoted", "a: \"x \\\" y \\\\ z\"\nb: 'it''s'\nc: \"\"\nd: ''\n", true},
 	{"quoted with other escapes", "a: \"x\\ny\"\n", false},
 	{"scalars", "a: 1\nb: 1.5\nc: true\nd: null\ne: ~\nf: 0x1F\ng: 2001-12-14\nh: -1\ni: --port=8080\nj: a#b\nk: x[0]\nl: .5\nm: yes\n", true},
-	{"full-line comment", "# header\na: 1\n", false},
+	{"head comment", "# header\na: 1\n", true},
+	{"head comments", "a: 1 # l\n# h1\n# h2  \nb:\n  # h3\n  c: 2\n\n  # h4\n  d: 3\n# h5\ne: 4\n", true},
+	{"head comments in sequences", "s:\n# h1\n- a: 1\n  # h2\n  b: 2\n# h3\n- x\n- |\n  l\n# h4\nt:\n  - 1\n# h5\nu: 2\n", true},
+	{"head comment of the root sequence", "# h\n- a\n- b\n", true},
+	{"document head comment", "# licence\n\n# h\na: 1\n", true},
+	{"document head comment alone", "\n# licence\n# more\n\n\na: 1\n", true},
+	{"document head comment blocks", "# a\n\n# b\n\na: 1\n", false},
+	{"comment after the document marker", "---\n# h\n\na: 1\n", false},
+	{"head comment after the document marker", "---\n# h\na: 1\n---\n# i\nb: 2\n", true},
+	{"comment before the document marker", "a: 1\n# h\n---\nb: 2\n", false},
+	{"foot comment", "a: 1\n# f\n", true},
+	{"foot comments of the key and the document", "a:\n  b: [1]\n# f\n# g\n\n# h\n", true},
+	{"foot comment of the document", "a: 1\n\n# f\n", true},
+	{"foot comment of the document, then blank lines", "a: 1\n\n# f\n\n", false},
+	{"foot comment, then blank lines", "a: 1\n# f\n\n\n", true},
+	{"foot comment after a literal block", "a: |\n  x\n# f\n", false},
+	{"foot comment after an indentless sequence", "a:\n- x\n# f\n", false},
+	{"foot comment of a root sequence", "- a\n# f\n", false},
+	{"foot comment indented", "a:\n  b: 1\n  # f\n", false},
+	{"foot comment blocks", "a: 1\n# f\n\n# g\n\n# h\n", false},
+	{"foot comment on the last line", "a: 1\n# f", false},
+	{"foot comment before a blank line", "a: 1\n# f\n\nb: 2\n", false},
+	{"foot comment indented", "a:\n  x: 1\n  # f\nb: 2\n", false},
+	{"comment indented otherwise", "a:\n# h\n  x: 1\n", false},
+	{"comment block indented unevenly", "a: 1\n# h\n  # i\nb: 2\n", false},
+	{"comment after a literal block", "a: |\n  x\n# h\nb: 1\n", true},
+	{"comment line in a literal block", "a: |\n  x\n  # not a comment\nb: 1\n", true},
 	{"anchor", "a: &x 1\nb: *x\n", false},
 	{"tag", "a: !!str 1\n", false},
 	{"merge key", "a: {x: 1}\n<<: {y: 2}\n", false},
@@ -165,4 +179,51 @@ func FuzzReadYAMLFast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkFastRead(t, "fuzz", data)
 	})
+}
+
+// TestReadYAMLFastOnPeers holds the fast reader to yaml.v3 on the YAML files of kyaml's module
+// (its test data) and of the directories KRM_CATALOG_PEER_YAML lists (colon-separated: a checkout
+// of kptdev/krm-functions-catalog, whose examples are what the public functions read and write),
+// and says how many it took. Without either it skips.
+func TestReadYAMLFastOnPeers(t *testing.T) {
+	t.Parallel()
+	var dirs []string
+	if out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kustomize/kyaml").Output(); err == nil {
+		if d := strings.TrimSpace(string(out)); d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	if env := os.Getenv("KRM_CATALOG_PEER_YAML"); env != "" {
+		dirs = append(dirs, filepath.SplitList(env)...)
+	}
+	if len(dirs) == 0 {
+		t.Skip("no peer YAML: set KRM_CATALOG_PEER_YAML to a checkout of kptdev/krm-functions-catalog")
+	}
+	for _, dir := range dirs {
+		files, took := 0, 0
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || (!strings.HasSuffix(path, ".yaml") && !strings.HasSuffix(path, ".yml")) {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			files++
+			if checkFastRead(t, path, data) {
+				took++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: the fast reader took %d of %d YAML files", dir, took, files)
+	}
 }
