@@ -108,7 +108,7 @@ spec:
 		t.Errorf("catalog view:\n%s", out)
 	}
 	out = run{}.krm(t, "catalog", "view", "--key", otherFile, "--cache-dir", t.TempDir(), ref)
-	if out.code != 0 || !strings.Contains(out.stdout, "Signature:  signed, but by none of the keys given") {
+	if out.code != 0 || !strings.Contains(out.stdout, "Signature:  signed, but by none of the keys") {
 		t.Errorf("catalog view with another key:\n%s", out)
 	}
 

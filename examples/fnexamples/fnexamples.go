@@ -168,6 +168,7 @@ spec:
                   description: The namespace to move resources into.
                   pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
                   maxLength: 63
+                  example: shop
           idempotent: true
           runtime:
 {{- with index .Images "set-namespace"}}
@@ -204,6 +205,7 @@ spec:
                 labels:
                   type: object
                   minProperties: 1
+                  example: {app: shop}
                   additionalProperties:
                     type: string
                     maxLength: 63
