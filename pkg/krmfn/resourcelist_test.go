@@ -118,3 +118,58 @@ func TestFormatOf(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEncodeByItem: a list written item by item is, byte for byte, the list written whole, for
+// every list byItem lets through.
+func FuzzEncodeByItem(f *testing.F) {
+	f.Add([]byte(input))
+	f.Add([]byte("kind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap # kind\n  data:\n    a: |\n      one\n\n      two\n    b: |+\n      kept\n\n  # foot of data\n- apiVersion: v1\n  kind: K\n  l:\n  - x\n  - {a: b}\n  # the end\nfunctionConfig:\n  kind: C\n"))
+	f.Add([]byte("kind: ResourceList\nitems:\n- kind: A\n  s: \"a very long string that goes well past eighty columns, which an encoder could wrap somewhere along the way\"\n  ? a very long key that is longer than one hundred and twenty eight characters, which yaml.v3 writes as a complex key rather than a simple one, oh yes\n  : v\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rl, _, err := DecodeResourceList(data)
+		if err != nil {
+			return
+		}
+		n, err := rl.node()
+		if err != nil || !byItem(n) {
+			return
+		}
+		var whole, items bytes.Buffer
+		if err := encodeYAML(&whole, n); err != nil {
+			return
+		}
+		if err := encodeByItem(&items, n); err != nil {
+			t.Fatalf("by item: %v, whole: ok", err)
+		}
+		if diff := cmp.Diff(whole.String(), items.String()); diff != "" {
+			t.Fatalf("written by item (-whole +by item):\n%s", diff)
+		}
+	})
+}
+
+// The lists functions write are written item by item: plain resources, and resources with
+// comments inside them; a list with an anchor is written whole.
+func TestEncodeByItemTakes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		list string
+		want bool
+	}{
+		{input, true},
+		{"kind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap # kind\n  data:\n    a: b # c\n", true},
+		{"kind: ResourceList\nitems:\n- apiVersion: v1\n  kind: K\n  a: &x 1\n  b: *x\n", false},
+		{"kind: ResourceList\nitems: []\n", false},
+	} {
+		rl, _, err := DecodeResourceList([]byte(tc.list))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := rl.node()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := byItem(n); got != tc.want {
+			t.Errorf("byItem = %v, want %v, for\n%s", got, tc.want, tc.list)
+		}
+	}
+}
