@@ -2,7 +2,6 @@ package identity
 
 import (
 	"bytes"
-	_ "embed" // the public-good trusted root
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -19,30 +18,6 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/verify"
 )
-
-// publicGoodRoot is a dated snapshot of the public-good Sigstore trusted root (Fulcio, Rekor, CT
-// logs, timestamp authorities), as sigstore-go ships it in its examples. The service verifies with
-// it unless `serve --trusted-root FILE` names another: verification needs no network.
-//
-//go:embed trusted_root_public_good.json
-var publicGoodRoot []byte
-
-// LoadTrustedRoot reads a trusted_root.json, as cosign and sigstore-go take it; "" is the
-// embedded public-good snapshot.
-func LoadTrustedRoot(path string) (*root.TrustedRoot, error) {
-	if path == "" {
-		tr, err := root.NewTrustedRootFromJSON(publicGoodRoot)
-		if err != nil {
-			return nil, fmt.Errorf("load the embedded public-good trusted root: %w", err)
-		}
-		return tr, nil
-	}
-	tr, err := root.NewTrustedRootFromPath(path)
-	if err != nil {
-		return nil, fmt.Errorf("load trusted root %s: %w", path, err)
-	}
-	return tr, nil
-}
 
 // Pattern is an identity a publisher registers: the OIDC issuer that vouches for the signer, exact,
 // and the certificate subject (the SAN: an email, or a CI workflow's URI), where `*` stands for any

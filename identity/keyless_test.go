@@ -12,6 +12,7 @@ import (
 
 	"github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/identity/identitytest"
+	"github.com/krm-catalog/krm-catalog/oci/sign"
 )
 
 const (
@@ -162,7 +163,7 @@ func TestVerifyDigest(t *testing.T) {
 // sigstore-js's release workflow through GitHub Actions' OIDC.
 func TestPublicGoodBundle(t *testing.T) {
 	t.Parallel()
-	tr, err := identity.LoadTrustedRoot("")
+	tr, err := sign.PublicGoodRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestPublicGoodBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile("testdata/bundle-provenance.json")
+	data, err := os.ReadFile("../oci/sign/testdata/publicgood/bundle-provenance.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	// as ident: identity names a signer's identity in this package
 	ident "github.com/krm-catalog/krm-catalog/identity"
 	"github.com/krm-catalog/krm-catalog/oci"
+	"github.com/krm-catalog/krm-catalog/oci/sign"
 	"github.com/krm-catalog/krm-catalog/server"
 	"github.com/krm-catalog/krm-catalog/store"
 	"github.com/krm-catalog/krm-catalog/web"
@@ -128,7 +129,7 @@ func registryClient(prefix string, plainHTTP bool) (server.Registry, error) {
 // keylessVerifier verifies keyless signatures against the trusted root in path, or the embedded
 // public-good one.
 func keylessVerifier(path string) (*ident.Verifier, error) {
-	tr, err := ident.LoadTrustedRoot(path)
+	tr, err := sign.LoadTrustedRoot(path)
 	if err != nil {
 		return nil, err
 	}
