@@ -56,10 +56,11 @@ func attachBundle(ctx context.Context, repo *remote.Repository, subject ocispec.
 	})
 }
 
-// isAttestation reports whether a bundle referrer says it holds an attestation (a statement of
-// another predicate than cosign's signature): it is not listed as a signature.
-func isAttestation(r referrer) bool {
-	pt := r.manifest.Annotations[BundlePredicateTypeAnnotation]
+// isAttestation reports whether a bundle referrer's annotations (its manifest's, or its
+// descriptor's in the referrers index) say it holds an attestation (a statement of another
+// predicate than cosign's signature): it is not listed as a signature.
+func isAttestation(annotations map[string]string) bool {
+	pt := annotations[BundlePredicateTypeAnnotation]
 	return pt != "" && pt != sign.CosignSignPredicateType
 }
 

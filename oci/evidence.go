@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/opencontainers/go-digest"
@@ -108,10 +107,6 @@ func (c *Client) attachSBOM(ctx context.Context, imageRef string, data []byte, o
 	return PushResult{Reference: ref.WithDigest(desc.Digest), Descriptor: plain(desc)}, nil
 }
 
-// PredicateTypeAnnotation is the annotation cosign v3 puts on a bundle referrer: the predicate type
-// of the statement the bundle signs.
-const PredicateTypeAnnotation = "dev.sigstore.bundle.predicateType"
-
 // BundleReferrer is a sigstore bundle attached to an artifact, as it was read.
 type BundleReferrer struct {
 	Manifest digest.Digest
@@ -125,8 +120,7 @@ type SBOMReferrer struct {
 	Layer        ocispec.Descriptor
 }
 
-// Evidence is what a registry holds about an artifact: its signatures (checked with keys; not its
-// attestations, by their predicate type annotation), the
+// Evidence is what a registry holds about an artifact: its signatures (checked with keys), the
 // sigstore bundles attached to it (keyless signatures and attestations, for a caller to verify
 // against a trusted root) and its SBOMs.
 type Evidence struct {
@@ -148,16 +142,12 @@ func (c *Client) Evidence(ctx context.Context, ref string, keys []sign.PublicKey
 	if err != nil {
 		return Evidence{}, fmt.Errorf("evidence of %s: %w", ref, err)
 	}
-	var attestations []digest.Digest
 	for _, r := range refs {
 		if r.err != nil || len(r.manifest.Layers) != 1 {
 			continue
 		}
 		switch {
 		case r.artifactType == sign.BundleMediaType:
-			if pt := r.desc.Annotations[PredicateTypeAnnotation]; pt != "" && pt != sign.CosignSignPredicateType {
-				attestations = append(attestations, r.desc.Digest)
-			}
 			data, err := c.readBlob(ctx, sub.repo, r.manifest.Layers[0], 1<<20)
 			if err == nil {
 				ev.Bundles = append(ev.Bundles, BundleReferrer{Manifest: r.desc.Digest, Data: data})
@@ -166,12 +156,12 @@ func (c *Client) Evidence(ctx context.Context, ref string, keys []sign.PublicKey
 			ev.SBOMs = append(ev.SBOMs, SBOMReferrer{Manifest: r.desc.Digest, ArtifactType: r.artifactType, Layer: r.manifest.Layers[0]})
 		}
 	}
-	_, sigs, err := c.Signatures(ctx, ref, keys)
+	// an attestation is no signature of the artifact (signatures leaves them out): it does not
+	// make it "signed"
+	ev.Signatures, err = c.signatures(ctx, sub.repo, sub.desc, sign.Trust{Keys: keys})
 	if err != nil {
-		return Evidence{}, err
+		return Evidence{}, fmt.Errorf("evidence of %s: %w", ref, err)
 	}
-	// an attestation is no signature of the artifact: it does not make it "signed"
-	ev.Signatures = slices.DeleteFunc(sigs, func(s Signature) bool { return slices.Contains(attestations, s.Manifest) })
 	return ev, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -117,8 +116,9 @@ func (c *Client) discover(ctx context.Context, refStr string, trust sign.Trust) 
 		case r.artifactType == MediaTypeDefinition:
 			d.Definitions = append(d.Definitions, r.desc)
 		case r.artifactType == sign.BundleMediaType:
-			// signatures are listed below; attestations apart
-			if pt := r.desc.Annotations[PredicateTypeAnnotation]; pt != "" && pt != sign.CosignSignPredicateType {
+			// signatures are listed below, without the attestations (by the same manifest
+			// annotations); attestations apart
+			if isAttestation(r.manifest.Annotations) {
 				d.Attestations = append(d.Attestations, r.desc)
 			}
 		case IsSBOM(r.artifactType):
@@ -131,9 +131,6 @@ func (c *Client) discover(ctx context.Context, refStr string, trust sign.Trust) 
 	if err != nil {
 		return Discovery{}, err
 	}
-	d.Signatures = slices.DeleteFunc(d.Signatures, func(s Signature) bool {
-		return slices.ContainsFunc(d.Attestations, func(a ocispec.Descriptor) bool { return a.Digest == s.Manifest })
-	})
 	return d, nil
 }
 

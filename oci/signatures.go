@@ -216,7 +216,7 @@ func (c *Client) bundleSignatures(ctx context.Context, repo *remote.Repository, 
 	}
 	var out []Signature
 	for _, r := range refs {
-		if isAttestation(r) {
+		if isAttestation(r.manifest.Annotations) {
 			continue
 		}
 		s := Signature{Format: FormatBundle, Manifest: r.desc.Digest}

@@ -243,7 +243,7 @@ func writeDiscovery(w io.Writer, d oci.Discovery, checked bool) error {
 		fmt.Fprintf(w, "  signature   %s  %s  %s\n", s.Manifest, s.Format, state)
 	}
 	for _, r := range d.Attestations {
-		fmt.Fprintf(w, "  attestation %s  %s\n", r.Digest, r.Annotations[oci.PredicateTypeAnnotation])
+		fmt.Fprintf(w, "  attestation %s  %s\n", r.Digest, r.Annotations[oci.BundlePredicateTypeAnnotation])
 	}
 	for _, r := range d.SBOMs {
 		fmt.Fprintf(w, "  sbom        %s  %s\n", r.Digest, r.ArtifactType)
