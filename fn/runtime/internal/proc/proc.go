@@ -59,6 +59,16 @@ func Call(ctx context.Context, cmd *exec.Cmd, in *fn.ResourceList, o Options) (*
 	return out.List, nil
 }
 
+// CallRaw is Call leaving the output unread (RunRaw).
+func CallRaw(ctx context.Context, cmd *exec.Cmd, in *fn.ResourceList, stdout io.Writer, o Options) (*fn.RawCall, error) {
+	input, err := in.Encode(o.Format)
+	if err != nil {
+		return nil, err
+	}
+	o.Sent = in
+	return RunRaw(ctx, cmd, input, stdout, o)
+}
+
 // Output is what a process call produced.
 type Output struct {
 	List   *fn.ResourceList
