@@ -83,6 +83,9 @@ func (p *Printed) WriteTo(w io.Writer) (int64, error) {
 		n, err := w.Write(b)
 		return int64(n), err
 	}
+	if p.s.out == nil {
+		return 0, errors.New("the streamed output was written already")
+	}
 	defer p.Release()
 	cw := &countWriter{w: w}
 	bw := bufio.NewWriterSize(cw, 256<<10)
@@ -210,11 +213,11 @@ func (s *itemStream) open(ctx context.Context, call *RawCall, pr *Printed, befor
 		return FunctionResults{}, false
 	}
 	list.Stderr, list.SentJSON, list.Exited = call.Stderr, s.layout, true
-	saved := s.st.fr
-	if s.st.verdict(list, nil) != nil {
-		s.st.fr = saved
+	if _, failed := Verdict(list, nil); failed != nil {
 		return FunctionResults{}, false
 	}
+	saved := s.st.fr
+	_ = s.st.verdict(list, nil)
 	s.items = yamlLayout.split(s.out[start:end])
 	s.line = 2 + bytes.Count(s.out[:start], []byte("\n"))
 	if s.in.Stream {
