@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
-	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
 	"github.com/krm-catalog/krm-catalog/internal/yamlpos"
+	"github.com/krm-catalog/krm-catalog/pkg/krmfn/yamlfast"
 )
 
 // ResourceList wire constants (KRM Functions Specification v1).

@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
+	"github.com/krm-catalog/krm-catalog/pkg/krmfn/yamlfast"
 )
 
 // Writing YAML with yaml.v3 costs about twice parsing it, and a run writes every
