@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/pkg/krmfn/yamlfast"
 )
@@ -162,4 +163,33 @@ func BenchmarkFastPaths(b *testing.B) {
 	b.ReportMetric(took[0]/float64(b.N)/1e6, "ms-yaml.v3")
 	b.ReportMetric(took[1]/float64(b.N)/1e6, "ms-fast")
 	b.ReportMetric(took[0]/took[1], "x-faster")
+}
+
+// FuzzJSONScalar holds the JSON writer's shortcuts to what they stand for: a boolean or decimal
+// integer written as it is to its decoding (scalarDecoded), a plain string to encoding/json's.
+//
+//	go test ./pkg/krmfn -run '^$' -fuzz FuzzJSONScalar -fuzztime 60s
+func FuzzJSONScalar(f *testing.F) {
+	for _, v := range []string{"true", "false", "True", "0", "-0", "007", "-12", "123456789012345678", "1234567890123456789", "0x1F", "1_000", "+1", "a \"q\" \\ b", "<&>", "tab\there", "é", "\u2028"} {
+		f.Add(v, "", false)
+		f.Add(v, "!!int", false)
+		f.Add(v, "!!bool", true)
+	}
+	f.Fuzz(func(t *testing.T, value, tag string, quoted bool) {
+		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
+		if quoted {
+			n.Style = yaml.DoubleQuotedStyle
+		}
+		var fast, slow jsonWriter
+		fastErr, slowErr := fast.scalar(n), slow.scalarDecoded(n, n.ShortTag())
+		if (fastErr != nil) != (slowErr != nil) || string(fast.b) != string(slow.b) {
+			t.Fatalf("%q (tag %q): %s (%v), decoded: %s (%v)", value, tag, fast.b, fastErr, slow.b, slowErr)
+		}
+		fast.b, slow.b = nil, nil
+		fast.str(value)
+		slow.strEncoded(value)
+		if string(fast.b) != string(slow.b) {
+			t.Fatalf("string %q: %s, encoding/json: %s", value, fast.b, slow.b)
+		}
+	})
 }

@@ -522,9 +522,20 @@ func (w *jsonWriter) node(n *yaml.Node, depth int) error {
 }
 
 // scalar writes a scalar by its resolved tag: null, a boolean, a number JSON can hold, else a
-// string (a YAML .inf or .nan included).
+// string (a YAML .inf or .nan included). The booleans and decimal integers of resources are written
+// as they are, which is what decoding them writes (scalarDecoded), without the decoding.
 func (w *jsonWriter) scalar(n *yaml.Node) error {
-	switch n.ShortTag() {
+	tag := n.ShortTag()
+	if tag == "!!bool" && (n.Value == "true" || n.Value == "false") || tag == "!!int" && isDecimal(n.Value) {
+		w.b = append(w.b, n.Value...)
+		return nil
+	}
+	return w.scalarDecoded(n, tag)
+}
+
+// scalarDecoded is scalar through yaml.v3's decoding of the value, for every spelling YAML has.
+func (w *jsonWriter) scalarDecoded(n *yaml.Node, tag string) error {
+	switch tag {
 	case "!!null":
 		w.b = append(w.b, "null"...)
 		return nil
@@ -547,7 +558,36 @@ func (w *jsonWriter) scalar(n *yaml.Node) error {
 	return nil
 }
 
+// isDecimal reports a decimal integer that an int64 holds, written as JSON writes it: an optional
+// minus, no leading zero, at most 18 digits.
+func isDecimal(v string) bool {
+	d := strings.TrimPrefix(v, "-")
+	if d == "" || len(d) > 18 || d[0] == '0' && (len(d) > 1 || d != v) {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// str writes s as encoding/json writes a string without HTML escaping: printable ASCII other than
+// the quote and the backslash (most strings of a resource) as it is, the rest through the encoder.
 func (w *jsonWriter) str(s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			w.strEncoded(s)
+			return
+		}
+	}
+	w.b = append(w.b, '"')
+	w.b = append(w.b, s...)
+	w.b = append(w.b, '"')
+}
+
+func (w *jsonWriter) strEncoded(s string) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
