@@ -16,8 +16,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
-	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
 	"github.com/krm-catalog/krm-catalog/internal/yamlpos"
+	"github.com/krm-catalog/krm-catalog/pkg/krmfn/yamlfast"
 	"github.com/krm-catalog/krm-catalog/schemas"
 )
 

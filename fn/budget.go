@@ -6,7 +6,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
-	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
+	"github.com/krm-catalog/krm-catalog/pkg/krmfn/yamlfast"
 )
 
 // ReadLimits bound what reading a ResourceList may cost, by what it is: nodes, nesting, values

@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/internal/docbudget"
-	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
 	"github.com/krm-catalog/krm-catalog/internal/yamlpos"
+	"github.com/krm-catalog/krm-catalog/pkg/krmfn/yamlfast"
 )
 
 // ResourceList wire constants (KRM Functions Specification v1).
@@ -773,23 +773,7 @@ func encodeYAML(wide bool, nodes ...*yaml.Node) ([]byte, error) {
 	return out, nil
 }
 
-func encodeYAMLv3(n *yaml.Node, wide bool) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if wide {
-		enc.DefaultSeqIndent()
-	} else {
-		enc.CompactSeqIndent()
-	}
-	if err := enc.Encode(n); err != nil {
-		return nil, fmt.Errorf("encode YAML: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("encode YAML: %w", err)
-	}
-	return buf.Bytes(), nil
-}
+func encodeYAMLv3(n *yaml.Node, wide bool) ([]byte, error) { return yamlfast.EncodeV3(n, wide) }
 
 // EncodeOutput writes the list in the shape it arrived in: a ResourceList, or, for a stream, the
 // items alone (YAML documents, or a JSON ResourceList when there is not exactly one JSON item).

@@ -3,11 +3,11 @@ package fn
 import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
+	"github.com/krm-catalog/krm-catalog/pkg/krmfn/yamlfast"
 )
 
 // Reading YAML with yaml.v3 is most of what a run costs besides the function: every input is read
-// once and every function's output once more. The fast reader (internal/yamlfast) reads the common
+// once and every function's output once more. The fast reader (pkg/krmfn/yamlfast) reads the common
 // shape of Kubernetes resources into the nodes yaml.v3 builds, several times faster, and declines
 // the rest, which yaml.v3 then reads (docs/yaml.md). Its differential tests and fuzz targets are
 // here, with the test data.

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/krm-catalog/krm-catalog/fn/fntest"
-	"github.com/krm-catalog/krm-catalog/internal/yamlfast"
+	"github.com/krm-catalog/krm-catalog/pkg/krmfn/yamlfast"
 )
 
 // nodeDiff says where two node trees differ in anything yaml.v3 records, or "" (yamlfast.Diff).

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/krm-catalog/krm-catalog/pkg/krmfn/yamlfast"
 )
 
 // The ResourceList on the wire (KRM Functions Specification v1).
@@ -158,27 +160,29 @@ func DecodeResourceList(data []byte) (*ResourceList, Format, error) {
 		rl, err := fromNode(n)
 		return rl, JSON, err
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var docs []*yaml.Node
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, YAML, fmt.Errorf("%w: %v", ErrInvalidResourceList, err)
-		}
-		if len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].ShortTag() == "!!null") {
-			continue // only comments, or "---" alone
-		}
-		docs = append(docs, &doc)
+	docs, err := readYAML(data, true)
+	if err != nil {
+		return nil, YAML, fmt.Errorf("%w: %v", ErrInvalidResourceList, err)
 	}
 	if len(docs) != 1 {
 		return nil, YAML, fmt.Errorf("%w: expected one document of kind %s, got %d documents", ErrInvalidResourceList, resourceListKind, len(docs))
 	}
 	rl, err := fromNode(docs[0].Content[0])
 	return rl, YAML, err
+}
+
+// readYAML returns the non-empty documents of data: read by the fast reader when fast is set and
+// it takes them (it builds exactly yaml.v3's nodes), else by yaml.v3, which also reports the errors.
+// The fast reader is five to six times faster on the YAML Kubernetes configuration is written in;
+// a function reads its whole input on every call.
+func readYAML(data []byte, fast bool) ([]*yaml.Node, error) {
+	if fast {
+		var slab yamlfast.Slab
+		if docs, _, ok := yamlfast.Read(data, yamlfast.Options{Budget: -1}, &slab); ok {
+			return docs, nil
+		}
+	}
+	return yamlfast.ReadV3(data)
 }
 
 func fromNode(n *yaml.Node) (*ResourceList, error) {
@@ -287,6 +291,18 @@ func (rl *ResourceList) Encode(f Format) ([]byte, error) {
 			return nil, fmt.Errorf("encode ResourceList as JSON: %w", err)
 		}
 		return append(w.b, '\n'), nil
+	}
+	return encodeYAMLDocument(n, true)
+}
+
+// encodeYAMLDocument writes the list n (node's shape) as encodeYAML does, byte for byte: with the
+// fast writer when fast is set and it takes n (several times faster than yaml.v3's encoder), else
+// item by item when that writes the same (byItem), else whole.
+func encodeYAMLDocument(n *yaml.Node, fast bool) ([]byte, error) {
+	if fast {
+		if b, ok := yamlfast.Append(make([]byte, 0, 64<<10), n, false); ok {
+			return b, nil
+		}
 	}
 	var buf bytes.Buffer
 	if byItem(n) {
@@ -506,9 +522,20 @@ func (w *jsonWriter) node(n *yaml.Node, depth int) error {
 }
 
 // scalar writes a scalar by its resolved tag: null, a boolean, a number JSON can hold, else a
-// string (a YAML .inf or .nan included).
+// string (a YAML .inf or .nan included). The booleans and decimal integers of resources are written
+// as they are, which is what decoding them writes (scalarDecoded), without the decoding.
 func (w *jsonWriter) scalar(n *yaml.Node) error {
-	switch n.ShortTag() {
+	tag := n.ShortTag()
+	if tag == "!!bool" && (n.Value == "true" || n.Value == "false") || tag == "!!int" && isDecimal(n.Value) {
+		w.b = append(w.b, n.Value...)
+		return nil
+	}
+	return w.scalarDecoded(n, tag)
+}
+
+// scalarDecoded is scalar through yaml.v3's decoding of the value, for every spelling YAML has.
+func (w *jsonWriter) scalarDecoded(n *yaml.Node, tag string) error {
+	switch tag {
 	case "!!null":
 		w.b = append(w.b, "null"...)
 		return nil
@@ -531,7 +558,36 @@ func (w *jsonWriter) scalar(n *yaml.Node) error {
 	return nil
 }
 
+// isDecimal reports a decimal integer that an int64 holds, written as JSON writes it: an optional
+// minus, no leading zero, at most 18 digits.
+func isDecimal(v string) bool {
+	d := strings.TrimPrefix(v, "-")
+	if d == "" || len(d) > 18 || d[0] == '0' && (len(d) > 1 || d != v) {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// str writes s as encoding/json writes a string without HTML escaping: printable ASCII other than
+// the quote and the backslash (most strings of a resource) as it is, the rest through the encoder.
 func (w *jsonWriter) str(s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			w.strEncoded(s)
+			return
+		}
+	}
+	w.b = append(w.b, '"')
+	w.b = append(w.b, s...)
+	w.b = append(w.b, '"')
+}
+
+func (w *jsonWriter) strEncoded(s string) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

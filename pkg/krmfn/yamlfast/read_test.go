@@ -9,7 +9,7 @@ import (
 // without error into the same nodes. (fn's FuzzReadYAMLFast does the same from fn's cases and test
 // data.)
 //
-//	go test ./internal/yamlfast -run '^$' -fuzz FuzzRead -fuzztime 60s
+//	go test ./pkg/krmfn/yamlfast -run '^$' -fuzz FuzzRead -fuzztime 60s
 func FuzzRead(f *testing.F) {
 	for _, seed := range []string{
 		"# licence\n\n# head\na: 1 # line\nb:\n  # c\n  - x\n  - y: [1, 'two', \"3\"]\n",

@@ -6,7 +6,10 @@
 // line and column), which the differential tests and fuzz targets hold it to, and declines
 // (ok=false) anything else: other foot comments, anchors, tags, multi-line plain or quoted
 // scalars, tabs, non-ASCII... The caller then gives the whole input to yaml.v3, which also reports
-// every error (docs/yaml.md).
+// every error (docs/yaml.md). Append is the writer of the same shape (write.go).
+//
+// It belongs to the function SDK's module so that pkg/krmfn reads and writes with it without
+// requiring krm-catalog's module, which imports it from here: one reader and one writer for both.
 package yamlfast
 
 import (
