@@ -188,7 +188,6 @@ type itemStream struct {
 	line  int
 	// head and tail go before and after the items of a ResourceList
 	head, tail []byte
-	slab       nodeSlab
 }
 
 // open reads what the output holds besides its items (its results), decides the call, and checks
