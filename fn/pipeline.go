@@ -79,68 +79,111 @@ func run(ctx context.Context, steps []Step, items []*yaml.RNode, inPackage bool)
 }
 
 func runStep(ctx context.Context, s Step, items []*yaml.RNode, inPackage bool) ([]*yaml.RNode, FunctionResults, error) {
-	fr := FunctionResults{Function: s.Name}
-	orig, form, err := prepareAnnotations(items)
+	st, err := startStep(s, items, inPackage)
 	if err != nil {
-		fr, err = rejected(fr, err)
-		return nil, fr, err
-	}
-	placed := false // the items come from files: new ones get a file as soon as they appear
-	for _, it := range items {
-		placed = placed || annotation(it, kioutil.PathAnnotation) != "" || annotation(it, kioutil.LegacyPathAnnotation) != ""
-	}
-	tags, err := tagIDs(items)
-	if err != nil {
-		return nil, fr, err
-	}
-	origByID := make(map[string][]string, len(items))
-	for i, it := range items {
-		origByID[annotation(it, kioutil.IdAnnotation)] = orig[i]
+		return nil, st.fr, err
 	}
 	out, runErr := s.Function.Run(ctx, &ResourceList{Items: items, FunctionConfig: s.Config})
+	return st.finish(out, runErr)
+}
+
+// stepRun is one step around its function: the items tagged and reconciled before the call
+// (startStep), then its verdict and its output restored and reconciled after it (finish).
+type stepRun struct {
+	fr        FunctionResults
+	inPackage bool
+	placed    bool // the items come from files: new ones get a file as soon as they appear
+	form      annotationForm
+	tags      tagged
+	origByID  map[string][]string
+	dir       string
+}
+
+func startStep(s Step, items []*yaml.RNode, inPackage bool) (*stepRun, error) {
+	st := &stepRun{fr: FunctionResults{Function: s.Name}, inPackage: inPackage, dir: functionDir(s.Config)}
+	orig, form, err := prepareAnnotations(items)
+	if err != nil {
+		st.fr, err = rejected(st.fr, err)
+		return st, err
+	}
+	st.form = form
+	for _, it := range items {
+		st.placed = st.placed || annotation(it, kioutil.PathAnnotation) != "" || annotation(it, kioutil.LegacyPathAnnotation) != ""
+	}
+	if st.tags, err = tagIDs(items); err != nil {
+		return st, err
+	}
+	st.origByID = make(map[string][]string, len(items))
+	for i, it := range items {
+		st.origByID[annotation(it, kioutil.IdAnnotation)] = orig[i]
+	}
+	return st, nil
+}
+
+// verdict records the call's results and decides it (Verdict); a failed call's items are given
+// back their id annotations.
+func (st *stepRun) verdict(out *ResourceList, runErr error) error {
 	if out != nil {
-		fr.Results, fr.Stderr = out.Results, out.Stderr
+		st.fr.Results, st.fr.Stderr = out.Results, out.Stderr
 	}
 	code, failed := Verdict(out, runErr)
-	fr.ExitCode = code
+	st.fr.ExitCode = code
 	if failed != nil {
 		var fe *FunctionError
 		if errors.As(failed, &fe) && fe.Stderr != "" {
-			fr.Stderr = fe.Stderr
+			st.fr.Stderr = fe.Stderr
 		}
-		_ = restoreFromInputs(tags, nil, false)
-		return nil, fr, failed
+		_ = restoreFromInputs(st.tags, nil, false)
+	}
+	return failed
+}
+
+func (st *stepRun) finish(out *ResourceList, runErr error) ([]*yaml.RNode, FunctionResults, error) {
+	if err := st.verdict(out, runErr); err != nil {
+		return nil, st.fr, err
 	}
 	outOrig := make([][]string, len(out.Items))
 	for i, o := range out.Items {
-		id := annotation(o, kioutil.IdAnnotation)
-		if id == "" {
-			id = annotation(o, kioutil.LegacyIdAnnotation)
-		}
-		outOrig[i] = origByID[id]
+		outOrig[i] = st.origByID[itemID(o)]
 	}
-	if err := restoreFromInputs(tags, out.Items, out.SentJSON); err != nil {
-		return nil, fr, err
+	if err := restoreFromInputs(st.tags, out.Items, out.SentJSON); err != nil {
+		return nil, st.fr, err
 	}
-	dir := functionDir(s.Config)
 	for i, o := range out.Items {
-		if err := reconcileAnnotations(o, i, outOrig[i], form); err != nil {
-			fr, err = rejected(fr, err)
-			return nil, fr, err
-		}
-		if placed {
-			if err := placeNew(o, dir); err != nil {
-				return nil, fr, err
-			}
-		}
-		if inPackage {
-			if err := insidePackage(o); err != nil {
-				fr, err = rejected(fr, err)
-				return nil, fr, err
-			}
+		if err := st.settle(o, i, outOrig[i]); err != nil {
+			return nil, st.fr, err
 		}
 	}
-	return out.Items, fr, nil
+	return out.Items, st.fr, nil
+}
+
+// settle reconciles the annotations of output item i, restored, whose input item had the path
+// and index annotations orig; it places a new one in the package and keeps it inside.
+func (st *stepRun) settle(o *yaml.RNode, i int, orig []string) (err error) {
+	if err := reconcileAnnotations(o, i, orig, st.form); err != nil {
+		st.fr, err = rejected(st.fr, err)
+		return err
+	}
+	if st.placed {
+		if err := placeNew(o, st.dir); err != nil {
+			return err
+		}
+	}
+	if st.inPackage {
+		if err := insidePackage(o); err != nil {
+			st.fr, err = rejected(st.fr, err)
+			return err
+		}
+	}
+	return nil
+}
+
+// itemID is the id annotation the pipeline gave an item (tagIDs).
+func itemID(n *yaml.RNode) string {
+	if id := annotation(n, kioutil.IdAnnotation); id != "" {
+		return id
+	}
+	return annotation(n, kioutil.LegacyIdAnnotation)
 }
 
 // insidePackage refuses a resource whose path leads out of its package ("../x.yaml" once

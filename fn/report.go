@@ -3,6 +3,7 @@ package fn
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 )
 
@@ -22,6 +23,8 @@ type Report struct {
 	Changes []FileChange
 	// Output is what goes to standard output: the resources, or a dry run's list.
 	Output []byte
+	// OutputTo, set instead of Output, writes it item by item (Printed.WriteTo), once.
+	OutputTo io.WriterTo
 	// Memo says why a run ran nothing: its input is what an earlier run with the same functions
 	// wrote (docs/skip.md).
 	Memo string

@@ -50,27 +50,36 @@ func tagIDs(items []*yaml.RNode) (tagged, error) {
 // flow collections, so that a function echoing it writes every collection in flow style).
 func restoreFromInputs(t tagged, out []*yaml.RNode, layout bool) error {
 	for i, o := range out {
-		id := annotation(o, kioutil.IdAnnotation)
-		if id == "" {
-			id = annotation(o, kioutil.LegacyIdAnnotation)
-		}
-		in, ok := t.byID[id]
-		if ok {
-			out[i] = Restore(in, o)
-		} else {
-			QuoteLookAlikes(o.YNode()) // a new item: all of it is new
-		}
-		if layout {
-			var from *yaml.Node
-			if ok {
-				from = in.YNode()
-			}
-			restoreLayout(from, out[i].YNode(), 0)
-		}
-		if err := t.untag(out[i], id); err != nil {
+		var err error
+		if out[i], err = t.restore(o, layout); err != nil {
 			return err
 		}
 	}
+	return t.untagInputs()
+}
+
+// restore restores one output item from the input item with its id (restoreFromInputs), and
+// gives it back the id annotations it had before.
+func (t tagged) restore(o *yaml.RNode, layout bool) (*yaml.RNode, error) {
+	id := itemID(o)
+	in, ok := t.byID[id]
+	if ok {
+		o = Restore(in, o)
+	} else {
+		QuoteLookAlikes(o.YNode()) // a new item: all of it is new
+	}
+	if layout {
+		var from *yaml.Node
+		if ok {
+			from = in.YNode()
+		}
+		restoreLayout(from, o.YNode(), 0)
+	}
+	return o, t.untag(o, id)
+}
+
+// untagInputs gives the input items back the id annotations they had before.
+func (t tagged) untagInputs() error {
 	for id, in := range t.byID {
 		if err := t.untag(in, id); err != nil {
 			return err

@@ -156,17 +156,16 @@ func run(ctx context.Context, p Preparer, req Request, rep *fn.Report) (ran bool
 		rep.Fail(prepErr, false)
 		return true, nil
 	}
-	runSteps := fn.Run
-	if got.pkg != nil {
-		runSteps = fn.RunInPackage
+	if got.pkg == nil {
+		return true, printed(ctx, steps, got, rep)
 	}
-	items, runs, runErr := runSteps(ctx, steps, got.items)
+	items, runs, runErr := fn.RunInPackage(ctx, steps, got.items)
 	rep.Runs, rep.Steps = runs, fn.StepLines(runs)
 	if runErr != nil {
 		rep.Fail(runErr, false)
 		return true, nil
 	}
-	out, err = output(got, req.DryRun, items, runs)
+	out, err = output(got, req.DryRun, items)
 	if err != nil {
 		rep.Reject("krm-catalog fn run: write", err)
 		return true, nil
@@ -175,17 +174,31 @@ func run(ctx context.Context, p Preparer, req Request, rep *fn.Report) (ran bool
 	return true, out
 }
 
-// output encodes what is printed (standard input's shape, or a dry run's list), or plans the
-// changes to the package directory.
-func output(got source, dryRun bool, items []*yaml.RNode, runs []fn.FunctionResults) (*Outcome, error) {
-	if got.pkg == nil {
-		res := &fn.ResourceList{APIVersion: got.list.APIVersion, Items: items, FunctionConfig: got.list.FunctionConfig}
-		for _, run := range runs {
-			res.Results = append(res.Results, run.Results...)
-		}
-		data, err := res.EncodeOutput(got.in)
-		return &Outcome{Output: data}, err
+// printed runs the steps over standard input and leaves what is printed in the report: in the
+// input's shape, the whole output, or a writer of it item by item when the last step's output is
+// large (fn.RunToPrint: only printed, it is never held as trees).
+func printed(ctx context.Context, steps []fn.Step, got source, rep *fn.Report) *Outcome {
+	p, runs, err := fn.RunToPrint(ctx, steps, got.items, fn.Print{APIVersion: got.list.APIVersion, FunctionConfig: got.list.FunctionConfig, In: got.in})
+	rep.Runs, rep.Steps = runs, fn.StepLines(runs)
+	if err != nil {
+		rep.Fail(err, false)
+		return nil
 	}
+	if p.Streamed() {
+		rep.OutputTo = p
+		return &Outcome{}
+	}
+	data, err := p.Encode()
+	if err != nil {
+		rep.Reject("krm-catalog fn run: write", err)
+		return nil
+	}
+	rep.Output = data
+	return &Outcome{Output: data}
+}
+
+// output plans the changes to the package directory, or encodes a dry run's list.
+func output(got source, dryRun bool, items []*yaml.RNode) (*Outcome, error) {
 	dest := WriteBack
 	if dryRun {
 		dest = DryRun

@@ -1,8 +1,11 @@
 package invoke
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -303,6 +306,88 @@ func TestRunLeavesItsConfigFileInThePackageAlone(t *testing.T) {
 				if d := cmp.Diff(w, string(got)); d != "" {
 					t.Errorf("%s (-want +got):\n%s", name, d)
 				}
+			}
+		})
+	}
+}
+
+// generator answers a list of ConfigMaps, its results and its exit code whatever it is sent, as a
+// process function does (fn.RawFunction).
+type generator struct {
+	items, results string
+	exit           int
+}
+
+func (g generator) answer() string {
+	return "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + g.items + g.results
+}
+
+func (g generator) RunRaw(_ context.Context, in *fn.ResourceList, stdout io.Writer) (*fn.RawCall, error) {
+	sent, err := in.Encode(fn.YAML)
+	if err != nil {
+		return nil, err
+	}
+	call := &fn.RawCall{Sent: sent, Format: fn.YAML, In: in}
+	if g.exit != 0 {
+		call.ExitErr = &fn.FunctionError{ExitCode: g.exit, Err: fmt.Errorf("exit status %d", g.exit)}
+	}
+	_, err = io.WriteString(stdout, g.answer())
+	return call, err
+}
+
+func (g generator) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+	var b bytes.Buffer
+	call, err := g.RunRaw(ctx, in, &b)
+	if err != nil {
+		return nil, err
+	}
+	return call.Decode(b.Bytes())
+}
+
+// A large output of a process function is written item by item (Report.OutputTo), as it would
+// be printed whole; a failed call prints nothing.
+func TestRunStandardInputStreamed(t *testing.T) {
+	t.Parallel()
+	var items strings.Builder
+	for i := 0; items.Len() < 17<<20; i++ {
+		fmt.Fprintf(&items, "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: generated-%d\n  data:\n    key: %s\n", i, strings.Repeat("x", 200))
+	}
+	const (
+		config  = "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: gen\n"
+		results = "results:\n- message: generated\n  severity: info\n"
+	)
+	stdin := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n" + config
+	for _, tt := range []struct {
+		name    string
+		exit    int
+		want    string
+		wantErr bool
+	}{
+		{name: "exit 0", want: "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + items.String() + config + results},
+		{name: "exit 1", exit: 1, wantErr: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			g := generator{items: items.String(), results: results, exit: tt.exit}
+			rep, err := Run(context.Background(), &preparer{f: g}, Request{Stdin: strings.NewReader(stdin)})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Run: %v, want an error: %v", err, tt.wantErr)
+			}
+			if tt.wantErr {
+				if rep.Output != nil || rep.OutputTo != nil {
+					t.Errorf("a failed run prints its output")
+				}
+				return
+			}
+			if rep.OutputTo == nil {
+				t.Fatalf("not streamed (%d bytes whole)", len(rep.Output))
+			}
+			var out bytes.Buffer
+			if _, err := rep.OutputTo.WriteTo(&out); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tt.want {
+				t.Errorf("output: %d bytes, want %d:\n%.500s", out.Len(), len(tt.want), out.String())
 			}
 		})
 	}

@@ -61,6 +61,11 @@ func printReport(stdout, stderr io.Writer, rep *fn.Report) error {
 			return err
 		}
 	}
+	if rep.OutputTo != nil {
+		if _, err := rep.OutputTo.WriteTo(stdout); err != nil {
+			return err
+		}
+	}
 	if rep.Err == nil {
 		return nil
 	}

@@ -132,6 +132,14 @@ func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceLi
 		Kill: func() { Remove(f.Engine, name) }})
 }
 
+// RunRaw implements fn.RawFunction, removing the container as Run does.
+func (f *Function) RunRaw(ctx context.Context, in *fn.ResourceList, stdout io.Writer) (*fn.RawCall, error) {
+	name := Name()
+	cmd := exec.Command(f.Engine, f.runArgs(name, "-i")...)
+	return proc.CallRaw(ctx, cmd, in, stdout, proc.Options{Format: f.Format, Stderr: f.Stderr, Timeout: f.Timeout,
+		Kill: func() { Remove(f.Engine, name) }})
+}
+
 // RunEncoded runs the container over input as it came and returns what it wrote, unread
 // (fn/evaluator's pass-through); output past maxOutput bytes fails the call. exited is whether it
 // exited 0, which is then its verdict.

@@ -30,24 +30,46 @@ type Function struct {
 
 // Run implements fn.Function.
 func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
+	var list *fn.ResourceList
+	err := f.call(ctx, in, func(cmd *exec.Cmd, input []byte, o proc.Options) error {
+		out, err := proc.Run(ctx, cmd, input, o)
+		list = out.List
+		return err
+	})
+	return list, err
+}
+
+// RunRaw implements fn.RawFunction.
+func (f *Function) RunRaw(ctx context.Context, in *fn.ResourceList, stdout io.Writer) (*fn.RawCall, error) {
+	var call *fn.RawCall
+	err := f.call(ctx, in, func(cmd *exec.Cmd, input []byte, o proc.Options) (err error) {
+		call, err = proc.RunRaw(ctx, cmd, input, stdout, o)
+		return err
+	})
+	return call, err
+}
+
+// call sends in to one process of the executable through run, in its home directory, started
+// again when it could not start for a moment (textBusy).
+func (f *Function) call(ctx context.Context, in *fn.ResourceList, run func(cmd *exec.Cmd, input []byte, o proc.Options) error) error {
 	input, err := in.Encode(f.Format)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	home, err := NewHome()
 	if err != nil {
-		return nil, &fn.FunctionError{Err: err}
+		return &fn.FunctionError{Err: err}
 	}
 	defer home.Remove()
 	for attempt := 1; ; attempt++ {
 		cmd := exec.Command(f.Path, f.Args...)
 		cmd.Env = home.Environ(f.Env)
-		out, err := proc.Run(ctx, cmd, input, proc.Options{Format: f.Format, Stderr: f.Stderr, Timeout: f.Timeout, Sent: in})
+		err := run(cmd, input, proc.Options{Format: f.Format, Stderr: f.Stderr, Timeout: f.Timeout, Sent: in})
 		if textBusy(err) && attempt < 5 {
 			time.Sleep(time.Duration(attempt) * 10 * time.Millisecond)
 			continue
 		}
-		return out.List, err
+		return err
 	}
 }
 

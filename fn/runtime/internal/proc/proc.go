@@ -39,6 +39,8 @@ type Options struct {
 	// MaxOutput bounds what the function may write on standard output; 0 means
 	// fn.MaxResourceListBytes.
 	MaxOutput int
+
+	stdout io.Writer // where standard output goes (RunRaw); nil: a buffer of the call's
 }
 
 // Call runs cmd with the list on standard input and reads the list it writes. cmd must not have been
@@ -57,6 +59,16 @@ func Call(ctx context.Context, cmd *exec.Cmd, in *fn.ResourceList, o Options) (*
 	return out.List, nil
 }
 
+// CallRaw is Call leaving the output unread (RunRaw).
+func CallRaw(ctx context.Context, cmd *exec.Cmd, in *fn.ResourceList, stdout io.Writer, o Options) (*fn.RawCall, error) {
+	input, err := in.Encode(o.Format)
+	if err != nil {
+		return nil, err
+	}
+	o.Sent = in
+	return RunRaw(ctx, cmd, input, stdout, o)
+}
+
 // Output is what a process call produced.
 type Output struct {
 	List   *fn.ResourceList
@@ -70,20 +82,21 @@ func Run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) (Output, e
 	if r.err != nil {
 		return res, r.err
 	}
-	list, decErr := fn.DecodeOutput(r.stdout, input, o.Sent)
-	if decErr == nil {
-		list.Stderr = res.Stderr
-		list.SentJSON = o.Format == fn.JSON
-		list.Exited = r.exitErr == nil
-		res.List = list
+	call := fn.RawCall{Sent: input, Format: o.Format, In: o.Sent, Stderr: r.stderr, ExitErr: r.exitErr}
+	list, err := call.Decode(r.stdout)
+	res.List = list
+	return res, err
+}
+
+// RunRaw is Run leaving the output unread: what the process writes on standard output goes to
+// stdout (fn.RawFunction).
+func RunRaw(ctx context.Context, cmd *exec.Cmd, input []byte, stdout io.Writer, o Options) (*fn.RawCall, error) {
+	o.stdout = stdout
+	r := run(ctx, cmd, input, o)
+	if r.err != nil {
+		return nil, r.err
 	}
-	if r.exitErr != nil {
-		return res, r.exitErr
-	}
-	if decErr != nil {
-		return res, &fn.FunctionError{Stderr: res.Stderr, Err: fmt.Errorf("its output: %w", decErr)}
-	}
-	return res, nil
+	return &fn.RawCall{Sent: input, Format: o.Format, In: o.Sent, Stderr: r.stderr, ExitErr: r.exitErr}, nil
 }
 
 // RunEncoded runs cmd over input as it is and returns what it wrote on standard output, unread: what
@@ -119,11 +132,16 @@ func run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) result {
 		limit = o.MaxOutput
 	}
 	var stdout bytes.Buffer
-	// a function's output is about the size of its input: grown once, not through a dozen copies
-	stdout.Grow(min(len(input)+len(input)/4+4096, limit))
+	var sink io.Writer = &stdout
+	if o.stdout != nil {
+		sink = o.stdout
+	} else {
+		// a function's output is about the size of its input: grown once, not through a dozen copies
+		stdout.Grow(min(len(input)+len(input)/4+4096, limit))
+	}
 	tail := &Tail{Max: StderrTail}
 	cmd.Stdin = bytes.NewReader(input)
-	lw := &limitWriter{w: &stdout, n: limit, max: limit}
+	lw := &limitWriter{w: sink, n: limit, max: limit}
 	cmd.Stdout = lw
 	if o.Stderr != nil {
 		cmd.Stderr = io.MultiWriter(o.Stderr, tail)
