@@ -12,8 +12,8 @@ import (
 // A render status holds every result of every step (thousands for a large package), and encoding
 // it through yaml.Marshal and reading the text back cost a fifth of fn render's own CPU.
 // statusNode builds the same nodes directly when every string in the status is one yaml.Marshal
-// writes plain, and the few shapes it writes otherwise (an empty resourceRef, a field's values, a
-// result's tags) are absent; anything else goes through toNode. The differential tests hold it to
+// writes plain or single-quoted, and the few shapes it writes otherwise (an empty resourceRef, file
+// or field, a field's values, a result's tags) are absent; anything else goes through toNode. The differential tests hold it to
 // toNode.
 
 // statusNode is toNode(rs): the nodes of rs as yaml.Marshal writes it and yaml.v3 reads it back,
@@ -58,11 +58,12 @@ func (b *statusBuilder) str(m *yaml.Node, key, v string) {
 	if v == "" {
 		return
 	}
-	if !plainString(v) {
+	style, ok := stringStyle(v)
+	if !ok {
 		b.slow = true
 		return
 	}
-	b.add(m, key, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v})
+	b.add(m, key, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v, Style: style})
 }
 
 func (b *statusBuilder) step(s StepStatus) *yaml.Node {
@@ -94,8 +95,8 @@ func (b *statusBuilder) results(m *yaml.Node, key string, rs []fn.Result) {
 
 func (b *statusBuilder) result(r fn.Result) *yaml.Node {
 	m := b.mapping()
-	if r.Message == "" || r.Field != nil || len(r.Tags) > 0 {
-		b.slow = true // `message: ""`, values of any type, a map's order: left to toNode
+	if r.Message == "" || len(r.Tags) > 0 {
+		b.slow = true // `message: ""`, a map's order: left to toNode
 		return m
 	}
 	b.str(m, "message", r.Message)
@@ -112,6 +113,15 @@ func (b *statusBuilder) result(r fn.Result) *yaml.Node {
 		b.str(rm, "namespace", ref.Namespace)
 		b.add(m, "resourceRef", rm)
 	}
+	if f := r.Field; f != nil {
+		if f.Path == "" || f.CurrentValue != nil || f.ProposedValue != nil {
+			b.slow = true // `field: {}`, or values of any type
+			return m
+		}
+		fm := b.mapping()
+		b.str(fm, "path", f.Path)
+		b.add(m, "field", fm)
+	}
 	if f := r.File; f != nil {
 		if *f == (fn.File{}) {
 			b.slow = true
@@ -127,14 +137,21 @@ func (b *statusBuilder) result(r fn.Result) *yaml.Node {
 	return m
 }
 
-// plainString reports whether yaml.Marshal writes v as a plain scalar that reads back as the
-// string v: printable ASCII on one line that yaml.v3 may write plain, that no YAML reader takes for
-// another type (yaml.Marshal quotes YAML 1.1's booleans and sexagesimals too).
-func plainString(v string) bool {
+// stringStyle is the style yaml.Marshal writes v in, as yaml.v3 reads it back, when that is plain
+// or single-quoted: printable ASCII on one line that no YAML reader takes for another type
+// (yaml.Marshal quotes YAML 1.1's booleans and sexagesimals too), plain where yaml.v3's emitter may
+// write it so, single-quoted where not (`set annotations: {"a":"b"}`). ok is false for the rest.
+func stringStyle(v string) (style yaml.Style, ok bool) {
 	for i := 0; i < len(v); i++ {
 		if v[i] < 0x20 || v[i] > 0x7e {
-			return false
+			return 0, false
 		}
 	}
-	return yamlfast.PlainAllowed(v) && yamlfast.ResolvedTag(v) == "!!str" && !fn.IsYAML11LookAlike(v)
+	if v == "" || yamlfast.ResolvedTag(v) != "!!str" || fn.IsYAML11LookAlike(v) {
+		return 0, false
+	}
+	if !yamlfast.PlainAllowed(v) {
+		return yaml.SingleQuotedStyle, true
+	}
+	return 0, true
 }

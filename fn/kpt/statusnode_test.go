@@ -57,7 +57,7 @@ func checkStatusNode(t *testing.T, rs *RenderStatus) bool {
 }
 
 func statusOf(msg, sev, name, path, stderr string, index, exit int) *RenderStatus {
-	r := fn.Result{Message: msg, Severity: fn.Severity(sev), ResourceRef: &fn.ResourceRef{APIVersion: "apps/v1", Kind: "Deployment", Name: name, Namespace: "prod"}, File: &fn.File{Path: path, Index: index}}
+	r := fn.Result{Message: msg, Severity: fn.Severity(sev), ResourceRef: &fn.ResourceRef{APIVersion: "apps/v1", Kind: "Deployment", Name: name, Namespace: "prod"}, Field: &fn.Field{Path: path}, File: &fn.File{Path: path, Index: index}}
 	st := StepStatus{Name: "set-namespace", Image: "ghcr.example/set-namespace:v1", Exec: "", Stderr: stderr, ExitCode: exit, Results: []fn.Result{r, {Message: msg}}}
 	if r.IsError() {
 		st.ErrorResults = []fn.Result{r}
@@ -77,14 +77,18 @@ func TestStatusNodeMatchesToNode(t *testing.T) {
 		{"empty", &RenderStatus{}, false},
 		{"a look-alike", statusOf("yes", "info", "on", "12:30", "", 0, 0), false},
 		{"a number", statusOf("updated", "info", "1", "a.yaml", "", 0, 0), false},
-		{"quoting", statusOf("a: b", "info", "#x", " lead", "", 0, 0), false},
+		{"single quotes", statusOf(`set annotations: {"owner":"team-blue"}`, "info", "#x", " lead", "#warn: a", 0, 0), true},
+		{"a field", &RenderStatus{MutationSteps: []StepStatus{{Name: "s", Results: []fn.Result{{Message: "m", Field: &fn.Field{Path: "metadata.annotations"}, File: &fn.File{Path: "a.yaml", Index: 2}}}}}}, true},
+		{"an empty field", &RenderStatus{MutationSteps: []StepStatus{{Name: "s", Results: []fn.Result{{Message: "m", Field: &fn.Field{}}}}}}, false},
+		{"trailing space", statusOf("m ", "info", "web", "a.yaml", "", 0, 0), true},
 		{"lines", statusOf("one\ntwo", "info", "web", "a.yaml", "err\n", 0, 0), false},
 		{"non-ASCII", statusOf("déjà", "info", "web", "a.yaml", "", 0, 0), false},
 		{"empty message", statusOf("", "info", "web", "a.yaml", "", 0, 0), false},
 		{"empty reference", &RenderStatus{MutationSteps: []StepStatus{{Name: "s", Results: []fn.Result{{Message: "m", ResourceRef: &fn.ResourceRef{}, File: &fn.File{}}}}}}, false},
 		{"empty file", &RenderStatus{MutationSteps: []StepStatus{{Name: "s", Results: []fn.Result{{Message: "m", File: &fn.File{}}}}}}, false},
-		{"field and tags", &RenderStatus{MutationSteps: []StepStatus{{Name: "s", Results: []fn.Result{{Message: "m", Field: &fn.Field{Path: "a.b", CurrentValue: 1}, Tags: map[string]string{"b": "1", "a": "x"}}}}}}, false},
-		{"summary", &RenderStatus{ValidationSteps: []StepStatus{{Name: "v", ExitCode: 1}}, ErrorSummary: "v: exit code 1"}, false},
+		{"field values", &RenderStatus{MutationSteps: []StepStatus{{Name: "s", Results: []fn.Result{{Message: "m", Field: &fn.Field{Path: "a.b", CurrentValue: 1}}}}}}, false},
+		{"tags", &RenderStatus{MutationSteps: []StepStatus{{Name: "s", Results: []fn.Result{{Message: "m", Tags: map[string]string{"b": "1", "a": "x"}}}}}}, false},
+		{"summary", &RenderStatus{ValidationSteps: []StepStatus{{Name: "v", ExitCode: 1}}, ErrorSummary: "v: exit code 1"}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
