@@ -882,8 +882,8 @@ func (r *fastReader) sequence(indent, depth int) (*yaml.Node, bool) {
 // that to takeHead. False for anything else.
 func (r *fastReader) leadComment(indent int) bool {
 	end := bytes.IndexByte(r.src[r.pos:], '\n')
-	if end < 0 || r.pos+end+1 >= len(r.src) || r.src[r.pos+end+1] == '\n' {
-		return false // a comment on the last line, or a blank line below it
+	if end < 0 {
+		return false // a comment on the last line
 	}
 	lead := r.textOf(r.pos, r.pos+end)
 	if c := lead[len(lead)-1]; c == ' ' || c == '\t' || c == '\r' {
@@ -892,9 +892,17 @@ func (r *fastReader) leadComment(indent int) bool {
 	r.pos += end + 1
 	r.line++
 	r.bol = r.pos
+	below := r.line
 	next, ok := r.contentLine()
 	if !ok || next != indent+2 || !r.startsKey() {
 		return false
+	}
+	comments := 0
+	if r.head != "" {
+		comments = strings.Count(r.head, "\n") + 1
+	}
+	if r.line-below != comments {
+		return false // a blank line (spaces alone, too) below the comment or among the lines below it
 	}
 	if r.head == "" {
 		r.head, r.headAt = lead, r.pos
