@@ -127,7 +127,8 @@ spec:
 	{"apiVersion: v1\nkind: X\nspec:\n  a: 1\n  # foot\n", false},
 	{"# head\n\napiVersion: v1\nkind: X\n", false},
 	{"apiVersion: v1\nkind: X\nspec:\n\n  # after a blank line\n  a: 1\n", true},
-	{"apiVersion: v1\nkind: X\nitems:\n- # on the item\n  a: 1\n", false},
+	{"apiVersion: v1\nkind: X\nitems:\n- # on the item\n  a: 1\n- # on two\n  # lines\n  b:\n  - # nested\n    c: 1\n    d: [x]\n", true},
+	{"apiVersion: v1\nkind: X\nitems:\n- # on the item\n\n  # after a blank line\n  a: 1\n", false},
 	{"apiVersion: v1\nkind: X\nitems:\n- a: 1\n  # second key\n  b: 2\n", true},
 }
 

@@ -109,6 +109,18 @@ var readCases = []struct {
 	{"sequence entry with spaces", "-   a: 1\n    b: 2\n-  c\n", true},
 	{"trailing spaces", "a: b   \nc:   d\n", true},
 	{"key with spaces", "a b: c\n", true},
+	{"comment after an entry's dash", "items:\n- # h1\n  a: 1\n  b:\n  - # h2\n    # h3\n    c: 2\n- # h4\n  d: 3\n", true},
+	{"comment after an entry's dash in a root sequence", "-   # h\n  a: 1\n", true},
+	{"comment after an entry's dash, then a blank line", "s:\n- # h\n\n  a: 1\n", false},
+	{"comment after an entry's dash, then a line of spaces", "s:\n- # h\n \n  a: 1\n", false},
+	{"comment after an entry's dash, then comment lines and a line of spaces", "s:\n- # h\n  # i\n   \n  a: 1\n", false},
+	{"comment after an entry's dash, then lines at another column", "s:\n- # h\n    # i\n  a: 1\n", false},
+	{"comment after an entry's dash, entry deeper", "s:\n- # h\n    a: 1\n", false},
+	{"comment after an entry's dash, then a scalar", "s:\n- # h\n  a\n", false},
+	{"comment after an entry's dash, then a sequence", "s:\n- # h\n  - a\n", false},
+	{"comment after an entry's dash and above it", "s:\n# g\n- # h\n  a: 1\n", false},
+	{"comment after an entry's dash with trailing spaces", "s:\n- # h  \n  a: 1\n", false},
+	{"comment after an entry's dash on the last line", "s:\n- # h", false},
 }
 
 func TestReadYAMLFast(t *testing.T) {

@@ -162,7 +162,7 @@ func SetStatus(kf *yaml.RNode, rs *RenderStatus, renderErr error, pkgDir string)
 	if status == nil {
 		return st.PipeE(yaml.Clear("renderStatus"))
 	}
-	sn, err := toNode(status)
+	sn, err := statusNode(status)
 	if err != nil {
 		return err
 	}

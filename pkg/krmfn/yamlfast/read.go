@@ -829,11 +829,14 @@ func (r *fastReader) sequence(indent, depth int) (*yaml.Node, bool) {
 		}
 		r.pos++
 		r.spaces()
+		head := r.takeHead()
+		if r.pos < len(r.src) && r.src[r.pos] == '#' && head == "" && !r.leadComment(indent) {
+			return nil, false
+		}
 		if r.pos == len(r.src) || r.src[r.pos] == '\n' || r.src[r.pos] == '#' || r.isSequenceEntry() {
 			return nil, false // an entry on the lines below, an empty one, or a nested sequence
 		}
 		next := 0
-		head := r.takeHead()
 		if r.startsKey() {
 			m, ok := r.mapping(r.pos-r.bol, depth+1)
 			if !ok {
@@ -869,6 +872,44 @@ func (r *fastReader) sequence(indent, depth int) (*yaml.Node, bool) {
 			return s, true // the next key of the mapping the sequence is the value of, or "---"
 		}
 	}
+}
+
+// leadComment reads a comment that follows an entry's "- " (at the current position), in the one
+// shape taken here: the entry is a block mapping on the lines below, at two columns past the "-"
+// (at column indent+1), right below the comment or below more comment lines at its column.
+// yaml.v3 gives the comment lines to the mapping's first key as its head comment, and writes a
+// first key's head comment so (a resource's head comment, in a ResourceList); the reader leaves
+// that to takeHead. False for anything else.
+func (r *fastReader) leadComment(indent int) bool {
+	end := bytes.IndexByte(r.src[r.pos:], '\n')
+	if end < 0 {
+		return false // a comment on the last line
+	}
+	lead := r.textOf(r.pos, r.pos+end)
+	if c := lead[len(lead)-1]; c == ' ' || c == '\t' || c == '\r' {
+		return false
+	}
+	r.pos += end + 1
+	r.line++
+	r.bol = r.pos
+	below := r.line
+	next, ok := r.contentLine()
+	if !ok || next != indent+2 || !r.startsKey() {
+		return false
+	}
+	comments := 0
+	if r.head != "" {
+		comments = strings.Count(r.head, "\n") + 1
+	}
+	if r.line-below != comments {
+		return false // a blank line (spaces alone, too) below the comment or among the lines below it
+	}
+	if r.head == "" {
+		r.head, r.headAt = lead, r.pos
+	} else {
+		r.head = lead + "\n" + r.head
+	}
+	return true
 }
 
 // startsKey reports whether the current line continues with "key:" (a plain key).

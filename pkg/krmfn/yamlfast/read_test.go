@@ -16,6 +16,7 @@ func FuzzRead(f *testing.F) {
 		"---\na: |\n  text\n---\n- 1\n# h\n- 2\n",
 		"a:\n  x: 1\n  # foot\nb: 2\n",
 		"a: &x 1\nb: *x\n",
+		"items:\n- # h\n  # i\n  a: 1\n- b: 2\n",
 	} {
 		f.Add([]byte(seed))
 	}

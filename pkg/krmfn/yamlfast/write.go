@@ -75,15 +75,16 @@ func (f *fastYAML) mapping(m *yaml.Node, indent int, inItem bool) bool {
 		if k.Kind != yaml.ScalarNode || k.Anchor != "" || k.FootComment != "" || !plainTag(k, "!!str") || len(k.Value) > 128 {
 			return false
 		}
+		// an item's first key with a head comment: yaml.v3 writes the comment's first line after the
+		// item's "- " and the key below it (a resource's head comment, in a ResourceList)
+		lead := i == 0 && inItem
 		if k.HeadComment != "" {
-			if i == 0 && inItem {
+			if !f.commentFrom(k.HeadComment, indent, lead) {
 				return false
 			}
-			if !f.comment(k.HeadComment, indent) {
-				return false
-			}
+			lead = false
 		}
-		if i > 0 || !inItem {
+		if !lead {
 			f.indent(indent)
 		}
 		if !f.scalar(k, true) {
@@ -357,12 +358,17 @@ func (f *fastYAML) lineComment(c string) bool {
 
 // comment writes a head comment, a line at a time at indent. Blank lines within it, and lines that
 // are not comments, are left to yaml.v3.
-func (f *fastYAML) comment(c string, indent int) bool {
-	for _, line := range strings.Split(c, "\n") {
+func (f *fastYAML) comment(c string, indent int) bool { return f.commentFrom(c, indent, false) }
+
+// commentFrom is comment, its first line written where the output is (after "- ") when inLine.
+func (f *fastYAML) commentFrom(c string, indent int, inLine bool) bool {
+	for i, line := range strings.Split(c, "\n") {
 		if !strings.HasPrefix(line, "#") || strings.ContainsRune(line, '\r') {
 			return false
 		}
-		f.indent(indent)
+		if i > 0 || !inLine {
+			f.indent(indent)
+		}
 		f.buf = append(f.buf, line...)
 		f.buf = append(f.buf, '\n')
 	}
