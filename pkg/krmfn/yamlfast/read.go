@@ -103,6 +103,8 @@ func read(r *fastReader, slab *Slab) (docs []*yaml.Node, nodes int, ok bool) {
 	for i := 0; i < len(data); i++ {
 		if c := data[i]; c >= 0x7f || c < 0x20 && c != '\n' {
 			return nil, 0, false // tabs, carriage returns, control and non-ASCII characters
+		} else if c == '.' && (i == 0 || data[i-1] == '\n') && bytes.HasPrefix(data[i:], []byte("...")) {
+			return nil, 0, false // "..." at a line's start may end a document
 		}
 	}
 	for {
@@ -130,6 +132,9 @@ func read(r *fastReader, slab *Slab) (docs []*yaml.Node, nodes int, ok bool) {
 				return nil, 0, false
 			}
 			if ind < 0 || ind == 0 && r.isDocumentStart() {
+				if r.keyFoot != "" || r.docFoot != "" || r.head != "" {
+					return nil, 0, false // yaml.v3 gives an empty document's comments to the document before
+				}
 				continue // an empty document, left out as decodeYAMLDocuments leaves it out
 			}
 		} else if len(docs) > 0 {
@@ -317,6 +322,9 @@ func (r *fastReader) rootFeet(doc, root *yaml.Node) bool {
 	v := root.Content[len(root.Content)-1]
 	if v.Style == yaml.LiteralStyle || v.Kind == yaml.SequenceNode && v.Column == 1 {
 		return false
+	}
+	if v.LineComment != "" || root.Content[len(root.Content)-2].LineComment != "" {
+		return false // after a line comment yaml.v3 may give the foot to the document instead
 	}
 	root.Content[len(root.Content)-2].FootComment = r.keyFoot
 	doc.FootComment = r.docFoot

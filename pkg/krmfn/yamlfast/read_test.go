@@ -17,6 +17,10 @@ func FuzzRead(f *testing.F) {
 		"a:\n  x: 1\n  # foot\nb: 2\n",
 		"a: &x 1\nb: *x\n",
 		"items:\n- # h\n  # i\n  a: 1\n- b: 2\n",
+		"a: 1\n---\n# c\n",    // an empty document's comment, the document before's in yaml.v3
+		"0: |\n 0\n---\n#000", // the same on the last line
+		"... : 0",             // a document's end, not a key
+		"0: 0 #0\n#\n",        // a foot below a line comment: the document's in yaml.v3
 	} {
 		f.Add([]byte(seed))
 	}
