@@ -126,18 +126,22 @@ type Function struct {
 // Run implements fn.Function. On timeout or cancellation the container itself is removed: killing
 // the docker client alone would leave it running.
 func (f *Function) Run(ctx context.Context, in *fn.ResourceList) (*fn.ResourceList, error) {
-	name := Name()
-	cmd := exec.Command(f.Engine, f.runArgs(name, "-i")...)
-	return proc.Call(ctx, cmd, in, proc.Options{Format: f.Format, Stderr: f.Stderr, Timeout: f.Timeout,
-		Kill: func() { Remove(f.Engine, name) }})
+	cmd, o := f.command()
+	return proc.Call(ctx, cmd, in, o)
 }
 
 // RunRaw implements fn.RawFunction, removing the container as Run does.
 func (f *Function) RunRaw(ctx context.Context, in *fn.ResourceList, stdout io.Writer) (*fn.RawCall, error) {
+	cmd, o := f.command()
+	return proc.CallRaw(ctx, cmd, in, stdout, o)
+}
+
+// command is one container run of the function, and the call's options: its kill removes the
+// container.
+func (f *Function) command() (*exec.Cmd, proc.Options) {
 	name := Name()
-	cmd := exec.Command(f.Engine, f.runArgs(name, "-i")...)
-	return proc.CallRaw(ctx, cmd, in, stdout, proc.Options{Format: f.Format, Stderr: f.Stderr, Timeout: f.Timeout,
-		Kill: func() { Remove(f.Engine, name) }})
+	return exec.Command(f.Engine, f.runArgs(name, "-i")...), proc.Options{Format: f.Format, Stderr: f.Stderr,
+		Timeout: f.Timeout, Kill: func() { Remove(f.Engine, name) }}
 }
 
 // RunEncoded runs the container over input as it came and returns what it wrote, unread

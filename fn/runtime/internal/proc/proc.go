@@ -53,10 +53,7 @@ func Call(ctx context.Context, cmd *exec.Cmd, in *fn.ResourceList, o Options) (*
 	}
 	o.Sent = in
 	out, err := Run(ctx, cmd, input, o)
-	if err != nil {
-		return out.List, err
-	}
-	return out.List, nil
+	return out.List, err
 }
 
 // CallRaw is Call leaving the output unread (RunRaw).
