@@ -232,8 +232,11 @@ func (l *Limiter) Take(ctx context.Context, client string) (done func(cost bool)
 		return func(bool) {}, 0, true, nil
 	}
 	for {
-		wait, ok := l.buckets.reserve(client, time.Now(), 0)
+		// reserve under mu, as settle refunds under it: otherwise a token refunded, and its
+		// work's end counted, between this reserve and the pending check below would refuse a
+		// request that the budget has room for
 		l.mu.Lock()
+		wait, ok := l.buckets.reserve(client, time.Now(), 0)
 		if ok {
 			l.pending[client]++
 			l.mu.Unlock()
@@ -260,11 +263,11 @@ func (l *Limiter) Take(ctx context.Context, client string) (done func(cost bool)
 // settle ends one of client's Take: the token is given back unless the work cost it, and the
 // requests waiting for it try again.
 func (l *Limiter) settle(client string, cost bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if !cost {
 		l.buckets.refund(client)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.pending[client]--; l.pending[client] <= 0 {
 		delete(l.pending, client)
 	}
