@@ -5,6 +5,8 @@ import (
 	"io"
 	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -64,6 +66,11 @@ func (s series) rss() int64 { return median(s, func(x sample) int64 { return x.r
 
 // report reports a series' medians under name.
 func (s series) report(b *testing.B, name string) {
+	cpus := make([]string, len(s))
+	for i, x := range s {
+		cpus[i] = strconv.FormatInt(x.cpu.Milliseconds(), 10)
+	}
+	b.Logf("%s: CPU ms by round: %s", name, strings.Join(cpus, " "))
 	b.ReportMetric(float64(s.cpu().Microseconds())/1000, "cpu-ms-"+name)
 	b.ReportMetric(float64(s.wall().Microseconds())/1000, "ms-"+name)
 	b.ReportMetric(float64(s.rss())/(1<<20), "MiB-"+name)
