@@ -3,6 +3,7 @@ package fn
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -77,5 +78,58 @@ func FuzzSetAnnotation(f *testing.F) {
 	f.Add(commented, "config.kubernetes.io/path", "a/b.yaml")
 	f.Fuzz(func(t *testing.T, doc, key, value string) {
 		checkSetAnnotation(t, doc, key, value)
+	})
+}
+
+// checkWithoutAnnotations holds withoutAnnotations to a whole copy with the keys cleared, and
+// requires the node it was given to be left as it was.
+func checkWithoutAnnotations(t *testing.T, doc string, keys ...string) {
+	t.Helper()
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(doc), &n); err != nil || n.Kind != yaml.DocumentNode || len(n.Content) != 1 {
+		return
+	}
+	item := yaml.NewRNode(n.Content[0])
+	before := item.MustString()
+	want := item.Copy()
+	errWant := clearAnnotations(want, keys...)
+	got, err := withoutAnnotations(item, keys...)
+	if (err == nil) != (errWant == nil) {
+		t.Fatalf("%q without %q: error %v, a whole copy's %v", doc, keys, err, errWant)
+	}
+	if err != nil {
+		return
+	}
+	if diff := cmp.Diff(want.MustString(), got.MustString()); diff != "" {
+		t.Errorf("%q without %q (-whole copy +ours):\n%s", doc, keys, diff)
+	}
+	if after := item.MustString(); after != before {
+		t.Errorf("%q without %q changed the item:\n%s", doc, keys, after)
+	}
+}
+
+func TestWithoutAnnotations(t *testing.T) {
+	t.Parallel()
+	docs := append(setAnnotationCases,
+		"apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  annotations:\n    k: v\n",
+		"apiVersion: v1\nkind: A\nmetadata:\n  annotations:\n    k: v\n    x: y\n  name: a\nspec: {a: 1}\n",
+		"apiVersion: v1\nkind: A\nmetadata:\n  annotations: {k: v}\n",
+		"apiVersion: v1\nkind: A\nmetadata:\n  annotations: 3\n",
+		"apiVersion: v1\nkind: A\nmetadata: []\n",
+		"- a\n- b\n",
+	)
+	for _, doc := range docs {
+		for _, keys := range [][]string{nil, {"k"}, {"k", "x"}, {"absent"}} {
+			checkWithoutAnnotations(t, doc, keys...)
+		}
+	}
+}
+
+func FuzzWithoutAnnotations(f *testing.F) {
+	for _, doc := range setAnnotationCases {
+		f.Add(doc, "k", "x")
+	}
+	f.Fuzz(func(t *testing.T, doc, k1, k2 string) {
+		checkWithoutAnnotations(t, doc, k1, k2)
 	})
 }

@@ -31,6 +31,7 @@ type Package struct {
 	Skipped []string
 
 	files map[string]*pkgFile // by slash path relative to Dir
+	read  []string            // the files whose resources were read, in the order they were
 }
 
 type pkgFile struct {
@@ -113,6 +114,7 @@ func ReadPackage(dir string, exclude ...string) (*Package, []*yaml.RNode, error)
 			return nil
 		}
 		pkg.files[rel] = &pkgFile{data: data, seqIndent: string(yaml.DeriveSeqIndentStyle(string(data))), empty: len(fileItems) == 0}
+		pkg.read = append(pkg.read, rel)
 		items = append(items, fileItems...)
 		return nil
 	})
@@ -253,8 +255,8 @@ func (p *Package) Plan(items []*yaml.RNode) ([]FileChange, error) {
 		sort.SliceStable(pls, func(a, b int) bool { return pls[a].index < pls[b].index })
 		nodes := make([]*yaml.Node, len(pls))
 		for i, pl := range pls {
-			c := pl.item.Copy()
-			if err := clearAnnotations(c, internalAnnotations(c)...); err != nil {
+			c, err := withoutAnnotations(pl.item, internalAnnotations(pl.item)...)
+			if err != nil {
 				return nil, err
 			}
 			nodes[i] = c.Document()

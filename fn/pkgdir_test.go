@@ -552,3 +552,50 @@ func TestReadPackageFilesOfNoDocumentAsKyaml(t *testing.T) {
 		t.Errorf("package after writing (-want +got):\n%s", diff)
 	}
 }
+
+// TestPackageItemsAreThePackageAsRead: Items gives the resources ReadPackage and ReadFile gave,
+// in their order and with their annotations, whatever has since been done to those.
+func TestPackageItemsAreThePackageAsRead(t *testing.T) {
+	t.Parallel()
+	dir := fntest.Tree(t, map[string]string{
+		"cm.yaml":        twoDocs,
+		"sub/deploy.yml": "# a comment\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d # here\n",
+		"values.yaml":    "replicas: 3\n",
+		"Kptfile":        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: root\n",
+	})
+	pkg, items, err := ReadPackage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kf, err := pkg.ReadFile("Kptfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items = append(items, kf...)
+	encode := func(items []*yaml.RNode) string {
+		var b strings.Builder
+		for _, it := range items {
+			b.WriteString(it.MustString() + "---\n")
+		}
+		return b.String()
+	}
+	want := encode(items)
+	for _, it := range items {
+		if err := it.SetNamespace("changed"); err != nil {
+			t.Fatal(err)
+		}
+		if err := setAnnotation(it, kioutil.PathAnnotation, "elsewhere.yaml"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := pkg.Items()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, encode(again)); diff != "" {
+		t.Errorf("Items (-as read +again):\n%s", diff)
+	}
+	if got := encode(items); got == want {
+		t.Fatal("the items read were not changed: the test proves nothing")
+	}
+}

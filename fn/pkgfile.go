@@ -30,6 +30,23 @@ func (p *Package) ReadFile(rel string) ([]*yaml.RNode, error) {
 		return nil, fmt.Errorf("read package %s: %s holds no Kubernetes resource", p.Dir, rel)
 	}
 	p.files[rel] = &pkgFile{data: data, seqIndent: string(yaml.DeriveSeqIndentStyle(string(data))), empty: len(items) == 0}
+	p.read = append(p.read, rel)
+	return items, nil
+}
+
+// Items reads again, from the files as they were read, the resources ReadPackage and then each
+// ReadFile returned, in that order: the package as read, afresh, for a caller that has since
+// changed the items it was given (a render that failed records its status on the package as
+// read) and would otherwise have had to keep a copy of all of them for that rare case.
+func (p *Package) Items() ([]*yaml.RNode, error) {
+	var items []*yaml.RNode
+	for _, rel := range p.read {
+		fileItems, _, err := decodeFile(rel, p.files[rel].data)
+		if err != nil {
+			return nil, fmt.Errorf("read package %s: %w", p.Dir, err)
+		}
+		items = append(items, fileItems...)
+	}
 	return items, nil
 }
 

@@ -1,6 +1,7 @@
 package fn
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -359,6 +360,50 @@ func annotationsToSet(m *yaml.Node, value string) *yaml.Node {
 		return anns
 	}
 	return nil
+}
+
+// withoutAnnotations is n without the annotations named keys, for writing it out: the nodes on the
+// way to metadata.annotations are copies, the rest is shared with n, which stays as it is (a whole
+// copy of every resource cost a render a few per cent of its own time). A document node, or annotations
+// that are not a mapping, take a whole copy; an item without those annotations is n itself.
+func withoutAnnotations(n *yaml.RNode, keys ...string) (*yaml.RNode, error) {
+	top := n.YNode()
+	if top == nil || n.Document() != top || top.Kind != yaml.MappingNode {
+		c := n.Copy()
+		return c, clearAnnotations(c, keys...)
+	}
+	anns := mapValue(mapValue(top, "metadata"), "annotations")
+	switch {
+	case anns == nil:
+		return n, nil
+	case anns.Kind != yaml.MappingNode:
+		c := n.Copy()
+		return c, clearAnnotations(c, keys...)
+	case !slices.ContainsFunc(keys, func(k string) bool { return mapValue(anns, k) != nil }):
+		return n, nil
+	}
+	root := copyOnPath(top, "metadata", "annotations")
+	c := yaml.NewRNode(root)
+	return c, clearAnnotations(c, keys...)
+}
+
+// copyOnPath copies m and, key by key, the mapping each key (its first occurrence) leads to, each
+// with Content slices of its own; everything else is shared with m.
+func copyOnPath(m *yaml.Node, keys ...string) *yaml.Node {
+	c := *m
+	c.Content = slices.Clone(m.Content)
+	if len(keys) == 0 {
+		return &c
+	}
+	for i := 0; i+1 < len(c.Content); i += 2 {
+		if c.Content[i].Value == keys[0] {
+			if v := c.Content[i+1]; v.Kind == yaml.MappingNode {
+				c.Content[i+1] = copyOnPath(v, keys[1:]...)
+			}
+			break
+		}
+	}
+	return &c
 }
 
 // clearAnnotations removes annotations, and the annotations mapping when it is left empty.

@@ -122,7 +122,11 @@ func (r *Result) kptItems() ([]*yaml.RNode, error) {
 		order = append(order, p+"#"+idx)
 	}
 	read := map[string]*yaml.RNode{}
-	for _, it := range r.Input {
+	input, err := r.Input()
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range input {
 		read[identity(it)] = it
 	}
 	out := make([]*yaml.RNode, 0, len(order)+len(unplaced))

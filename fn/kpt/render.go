@@ -52,9 +52,11 @@ type Result struct {
 	Runs []fn.FunctionResults
 	// Packages counts the packages rendered: the root and its subpackages.
 	Packages int
-	// Input is the package as read (copies, the Kptfiles included), for writing the status of a
-	// render that failed into the root Kptfile and nothing else.
-	Input []*yaml.RNode
+	// input is the package as read (the Kptfiles included), for writing the status of a render
+	// that failed into the root Kptfile and nothing else; once the steps have run (reread), the
+	// package's files are read again for it instead (Input)
+	input  []*yaml.RNode
+	reread bool
 	// Status records every step that ran or could not start, for the root Kptfile's renderStatus.
 	Status RenderStatus
 	// Saved says that the render failed and Items are what it rendered until then, to be written
@@ -88,12 +90,23 @@ func isKustomization(p string) bool {
 // isTrue reads an annotation's value as kpt reads a condition: "true" in any case.
 func isTrue(v string) bool { return strings.EqualFold(v, "true") }
 
+// Input is the package as read, the Kptfiles included.
+func (r *Result) Input() ([]*yaml.RNode, error) {
+	if r.reread {
+		return r.Package.Items()
+	}
+	return r.input, nil
+}
+
 // StatusItems are the items to write after a render: on success the rendered items, on failure the
 // package as read; either with the root Kptfile's status set as kpt sets it.
 func (r *Result) StatusItems(renderErr error) ([]*yaml.RNode, error) {
 	items := r.Items
 	if renderErr != nil && !r.Saved {
-		items = r.Input
+		var err error
+		if items, err = r.Input(); err != nil {
+			return nil, err
+		}
 	}
 	kf := rootKptfile(items)
 	if kf == nil {
@@ -147,9 +160,9 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		}
 		items = append(items, kfItems...)
 	}
-	// nothing changes the items before the steps run, which is when Input becomes copies: a
-	// render that fails before, or is not run at all, does not pay for them
-	res := &Result{Package: pkg, Packages: len(all), Input: items}
+	// nothing changes the items before the steps run, which is when Input becomes a second
+	// reading of the files
+	res := &Result{Package: pkg, Packages: len(all), input: items}
 	// as kpt, a YAML file that is not a KRM resource (kustomize's kustomization.yaml aside) fails the
 	// render unless .krmignore names it
 	for _, f := range pkg.Skipped {
@@ -199,10 +212,7 @@ func Render(ctx context.Context, dir string, o Options) (*Result, error) {
 		res.Unchanged = true
 		return res, nil
 	}
-	res.Input = make([]*yaml.RNode, len(items))
-	for i, it := range items {
-		res.Input[i] = it.Copy()
-	}
+	res.input, res.reread = nil, true
 	res.save = isTrue(root.kf.Annotations[SaveOnRenderFailureAnnotation])
 	render := hydrate
 	if isTrue(root.kf.Annotations[BFSRenderAnnotation]) {
@@ -253,7 +263,7 @@ func failedSubpackage(dir string, err error) (*Result, error) {
 	if rerr != nil {
 		return nil, err
 	}
-	return &Result{Package: pkg, Input: kf}, err
+	return &Result{Package: pkg, input: kf}, err
 }
 
 // walk lists the tree's packages, each after its subpackages (the order they render in).
