@@ -129,17 +129,29 @@ func run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) result {
 		limit = o.MaxOutput
 	}
 	var stdout bytes.Buffer
-	var sink io.Writer = &stdout
-	if o.stdout != nil {
-		sink = o.stdout
-	} else {
-		// a function's output is about the size of its input: grown once, not through a dozen copies
-		stdout.Grow(min(len(input)+len(input)/4+4096, limit))
+	var lw *limitWriter
+	var mem *memOutput
+	if o.stdout == nil {
+		// where it can be made, a memory file (memOutput); a pipe otherwise
+		if m, err := newMemOutput(limit); err == nil {
+			mem = m
+			defer mem.Close()
+			cmd.Stdout = mem.file()
+		}
+	}
+	if mem == nil {
+		var sink io.Writer = &stdout
+		if o.stdout != nil {
+			sink = o.stdout
+		} else {
+			// a function's output is about the size of its input: grown once, not through a dozen copies
+			stdout.Grow(min(len(input)+len(input)/4+4096, limit))
+		}
+		lw = &limitWriter{w: sink, n: limit, max: limit}
+		cmd.Stdout = lw
 	}
 	tail := &Tail{Max: StderrTail}
 	cmd.Stdin = bytes.NewReader(input)
-	lw := &limitWriter{w: sink, n: limit, max: limit}
-	cmd.Stdout = lw
 	if o.Stderr != nil {
 		cmd.Stderr = io.MultiWriter(o.Stderr, tail)
 	} else {
@@ -170,7 +182,15 @@ func run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) result {
 		r.err = &fn.FunctionError{ExitCode: -1, Stderr: r.stderr, Err: ctxErr}
 		return r
 	}
-	if lw.over {
+	over := lw != nil && lw.over
+	if mem != nil {
+		var err error
+		if r.stdout, over, err = mem.read(limit); err != nil {
+			r.err = &fn.FunctionError{ExitCode: -1, Stderr: r.stderr, Err: err}
+			return r
+		}
+	}
+	if over {
 		// the function was cut off (its write failed, or it died of the closed pipe): say why
 		r.exitErr = &fn.FunctionError{ExitCode: -1, Stderr: r.stderr, Err: fmt.Errorf("function output exceeds %d bytes", limit)}
 		return r

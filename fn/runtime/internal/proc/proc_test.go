@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/krm-catalog/krm-catalog/fn"
@@ -69,6 +71,60 @@ func TestRunRaw(t *testing.T) {
 			}
 			if (got == nil) != (want.List == nil) || got != nil && len(got.Items) != len(want.List.Items) {
 				t.Errorf("list %+v, Run's %+v", got, want.List)
+			}
+		})
+	}
+}
+
+// TestOutputLimit: a function's output is refused past the limit, and only past it, whether it
+// goes to a memory file (Run, RunEncoded) or through a pipe (RunRaw), however the function writes
+// it: in small writes, in one large write, or ignoring the failure of its writes.
+func TestOutputLimit(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("dd"); err != nil {
+		t.Skip("no dd")
+	}
+	const max = 10000 // not a multiple of a page
+	if runtime.GOOS == "linux" {
+		// else Run and RunEncoded would go through the pipe too, and this would compare it to itself
+		m, err := newMemOutput(max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Close()
+	}
+	for _, tc := range []struct {
+		name, script string
+		over         bool
+	}{
+		{name: "nothing", script: "exit 0"},
+		{name: "the limit in small writes", script: "dd if=/dev/zero bs=100 count=100 2>/dev/null"},
+		{name: "one byte past it", script: "dd if=/dev/zero bs=100 count=100 2>/dev/null; printf x", over: true},
+		{name: "a page past it in small writes", script: "dd if=/dev/zero bs=123 count=120 2>/dev/null", over: true},
+		{name: "one large write", script: "dd if=/dev/zero bs=1048576 count=1 2>/dev/null", over: true},
+		{name: "failed writes ignored", script: "dd if=/dev/zero bs=4000 count=10 2>/dev/null; exit 0", over: true},
+		{name: "failed writes reported", script: "dd if=/dev/zero bs=4000 count=10 2>/dev/null || exit 4", over: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := Options{MaxOutput: max}
+			stdout, _, err := RunEncoded(context.Background(), exec.Command("sh", "-c", tc.script), nil, o)
+			if over := err != nil && strings.Contains(err.Error(), "function output exceeds 10000 bytes"); over != tc.over {
+				t.Fatalf("memory file: error %v; want over the limit: %v", err, tc.over)
+			}
+			if !tc.over && bytes.Count(stdout, []byte{0}) != len(stdout) {
+				t.Errorf("memory file: output of %d bytes is not what was written", len(stdout))
+			}
+			var out bytes.Buffer
+			call, err := RunRaw(context.Background(), exec.Command("sh", "-c", tc.script), nil, &out, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if over := call.ExitErr != nil && strings.Contains(call.ExitErr.Error(), "function output exceeds 10000 bytes"); over != tc.over {
+				t.Errorf("pipe: error %v; want over the limit: %v", call.ExitErr, tc.over)
+			}
+			if !tc.over && !bytes.Equal(out.Bytes(), stdout) {
+				t.Errorf("the pipe read %d bytes, the memory file %d", out.Len(), len(stdout))
 			}
 		})
 	}
