@@ -76,9 +76,20 @@ func (s series) report(b *testing.B, name string) {
 	b.ReportMetric(float64(s.rss())/(1<<20), "MiB-"+name)
 }
 
-// ratios reports s against base: CPU, wall and peak memory, as x-NAME-cpu, x-NAME-wall, x-NAME-rss.
+// ratios reports s against base: CPU, wall and peak memory, as x-NAME-cpu, x-NAME-wall, x-NAME-rss,
+// and the median of the rounds' own CPU ratios, x-NAME-cpu-by-round.
 func (s series) ratios(b *testing.B, base series, name string) {
 	b.ReportMetric(float64(s.cpu())/float64(base.cpu()), "x-"+name+"-cpu")
+	if len(s) == len(base) {
+		// the median of each round's own ratio: the two ran within seconds of each other, so a
+		// machine whose speed drifts over the run moves this less than the ratio of the medians
+		r := make([]float64, len(s))
+		for i := range s {
+			r[i] = float64(s[i].cpu) / float64(base[i].cpu)
+		}
+		slices.Sort(r)
+		b.ReportMetric(r[len(r)/2], "x-"+name+"-cpu-by-round")
+	}
 	b.ReportMetric(float64(s.wall())/float64(base.wall()), "x-"+name+"-wall")
 	b.ReportMetric(float64(s.rss())/float64(base.rss()), "x-"+name+"-rss")
 }
