@@ -44,26 +44,56 @@ func newMemOutput(limit int) (*memOutput, error) {
 // file is what the function's standard output is set to.
 func (m *memOutput) file() *os.File { return m.f }
 
-// read returns what the function wrote, or over when it wrote more than limit bytes. Each part
-// read is given back to the system at once (a hole punched), so that the output is not held twice.
+// read returns what the function wrote, or over when it wrote more than limit bytes.
 func (m *memOutput) read(limit int) (out []byte, over bool, err error) {
-	n, err := m.f.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return nil, false, fmt.Errorf("read the function's output: %w", err)
-	}
-	if n > int64(limit) {
-		return nil, true, nil
+	n, over, err := m.written(limit)
+	if err != nil || over {
+		return nil, over, err
 	}
 	out = make([]byte, n)
-	const part = 4 << 20
-	for off := int64(0); off < n; off += part {
-		end := min(off+part, n)
-		if _, err := m.f.ReadAt(out[off:end], off); err != nil {
-			return nil, false, fmt.Errorf("read the function's output: %w", err)
+	return out, false, m.parts(n, func(off, end int64) []byte { return out[off:end] }, func([]byte) error { return nil })
+}
+
+// copyTo writes what the function wrote to w, or reports over when it wrote more than limit bytes.
+func (m *memOutput) copyTo(w io.Writer, limit int) (over bool, err error) {
+	n, over, err := m.written(limit)
+	if err != nil || over {
+		return over, err
+	}
+	buf := make([]byte, min(n, memPart))
+	return false, m.parts(n, func(off, end int64) []byte { return buf[:end-off] }, func(p []byte) error {
+		_, err := w.Write(p)
+		return err
+	})
+}
+
+// written is how much the function wrote: the offset its writes reached.
+func (m *memOutput) written(limit int) (n int64, over bool, err error) {
+	n, err = m.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, false, fmt.Errorf("read the function's output: %w", err)
+	}
+	return n, n > int64(limit), nil
+}
+
+// memPart is how much of the output is read at a time.
+const memPart = 4 << 20
+
+// parts reads the first n bytes part by part into into(off, end), hands each to use, and gives
+// its pages back to the system at once (a hole punched), so that the output is not held twice.
+func (m *memOutput) parts(n int64, into func(off, end int64) []byte, use func([]byte) error) error {
+	for off := int64(0); off < n; off += memPart {
+		end := min(off+memPart, n)
+		p := into(off, end)
+		if _, err := m.f.ReadAt(p, off); err != nil {
+			return fmt.Errorf("read the function's output: %w", err)
 		}
 		_ = unix.Fallocate(int(m.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, end-off)
+		if err := use(p); err != nil {
+			return err
+		}
 	}
-	return out, false, nil
+	return nil
 }
 
 func (m *memOutput) Close() error { return m.f.Close() }

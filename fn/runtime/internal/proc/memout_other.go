@@ -4,6 +4,7 @@ package proc
 
 import (
 	"errors"
+	"io"
 	"os"
 )
 
@@ -13,6 +14,7 @@ type memOutput struct{}
 
 func newMemOutput(int) (*memOutput, error) { return nil, errors.ErrUnsupported }
 
-func (*memOutput) file() *os.File                 { return nil }
-func (*memOutput) read(int) ([]byte, bool, error) { return nil, false, errors.ErrUnsupported }
-func (*memOutput) Close() error                   { return nil }
+func (*memOutput) file() *os.File                      { return nil }
+func (*memOutput) read(int) ([]byte, bool, error)      { return nil, false, errors.ErrUnsupported }
+func (*memOutput) copyTo(io.Writer, int) (bool, error) { return false, errors.ErrUnsupported }
+func (*memOutput) Close() error                        { return nil }

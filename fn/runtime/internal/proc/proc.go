@@ -41,6 +41,7 @@ type Options struct {
 	MaxOutput int
 
 	stdout io.Writer // where standard output goes (RunRaw); nil: a buffer of the call's
+	pipe   bool      // standard output through a pipe even where a memory file can be made (tests)
 }
 
 // Call runs cmd with the list on standard input and reads the list it writes. cmd must not have been
@@ -131,13 +132,11 @@ func run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) result {
 	var stdout bytes.Buffer
 	var lw *limitWriter
 	var mem *memOutput
-	if o.stdout == nil {
-		// where it can be made, a memory file (memOutput); a pipe otherwise
-		if m, err := newMemOutput(limit); err == nil {
-			mem = m
-			defer mem.Close()
-			cmd.Stdout = mem.file()
-		}
+	// where it can be made, a memory file (memOutput); a pipe otherwise
+	if m, err := newMemOutput(limit); err == nil && !o.pipe {
+		mem = m
+		defer mem.Close()
+		cmd.Stdout = mem.file()
 	}
 	if mem == nil {
 		var sink io.Writer = &stdout
@@ -185,7 +184,12 @@ func run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) result {
 	over := lw != nil && lw.over
 	if mem != nil {
 		var err error
-		if r.stdout, over, err = mem.read(limit); err != nil {
+		if o.stdout != nil {
+			over, err = mem.copyTo(o.stdout, limit)
+		} else {
+			r.stdout, over, err = mem.read(limit)
+		}
+		if err != nil {
 			r.err = &fn.FunctionError{ExitCode: -1, Stderr: r.stderr, Err: err}
 			return r
 		}

@@ -77,8 +77,9 @@ func TestRunRaw(t *testing.T) {
 }
 
 // TestOutputLimit: a function's output is refused past the limit, and only past it, whether it
-// goes to a memory file (Run, RunEncoded) or through a pipe (RunRaw), however the function writes
-// it: in small writes, in one large write, or ignoring the failure of its writes.
+// goes to a memory file (read into a buffer, or copied to RunRaw's writer) or through a pipe,
+// however the function writes it: in small writes, in one large write, or ignoring the failure of
+// its writes.
 func TestOutputLimit(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("dd"); err != nil {
@@ -86,12 +87,33 @@ func TestOutputLimit(t *testing.T) {
 	}
 	const max = 10000 // not a multiple of a page
 	if runtime.GOOS == "linux" {
-		// else Run and RunEncoded would go through the pipe too, and this would compare it to itself
+		// else every way below would be the pipe, compared to itself
 		m, err := newMemOutput(max)
 		if err != nil {
 			t.Fatal(err)
 		}
 		m.Close()
+	}
+	ways := []struct {
+		name string
+		run  func(script string) (stdout []byte, err error)
+	}{
+		{"memory file", func(script string) ([]byte, error) {
+			out, _, err := RunEncoded(context.Background(), exec.Command("sh", "-c", script), nil, Options{MaxOutput: max})
+			return out, err
+		}},
+		{"pipe", func(script string) ([]byte, error) {
+			out, _, err := RunEncoded(context.Background(), exec.Command("sh", "-c", script), nil, Options{MaxOutput: max, pipe: true})
+			return out, err
+		}},
+		{"memory file copied out", func(script string) ([]byte, error) {
+			var out bytes.Buffer
+			call, err := RunRaw(context.Background(), exec.Command("sh", "-c", script), nil, &out, Options{MaxOutput: max})
+			if err != nil {
+				return nil, err
+			}
+			return out.Bytes(), call.ExitErr
+		}},
 	}
 	for _, tc := range []struct {
 		name, script string
@@ -107,24 +129,14 @@ func TestOutputLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			o := Options{MaxOutput: max}
-			stdout, _, err := RunEncoded(context.Background(), exec.Command("sh", "-c", tc.script), nil, o)
-			if over := err != nil && strings.Contains(err.Error(), "function output exceeds 10000 bytes"); over != tc.over {
-				t.Fatalf("memory file: error %v; want over the limit: %v", err, tc.over)
-			}
-			if !tc.over && bytes.Count(stdout, []byte{0}) != len(stdout) {
-				t.Errorf("memory file: output of %d bytes is not what was written", len(stdout))
-			}
-			var out bytes.Buffer
-			call, err := RunRaw(context.Background(), exec.Command("sh", "-c", tc.script), nil, &out, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if over := call.ExitErr != nil && strings.Contains(call.ExitErr.Error(), "function output exceeds 10000 bytes"); over != tc.over {
-				t.Errorf("pipe: error %v; want over the limit: %v", call.ExitErr, tc.over)
-			}
-			if !tc.over && !bytes.Equal(out.Bytes(), stdout) {
-				t.Errorf("the pipe read %d bytes, the memory file %d", out.Len(), len(stdout))
+			for _, w := range ways {
+				out, err := w.run(tc.script)
+				if over := err != nil && strings.Contains(err.Error(), "function output exceeds 10000 bytes"); over != tc.over {
+					t.Errorf("%s: error %v; want over the limit: %v", w.name, err, tc.over)
+				}
+				if !tc.over && (err != nil || len(out) != strings.Count(tc.script, "count=100")*10000 || bytes.Count(out, []byte{0}) != len(out)) {
+					t.Errorf("%s: %d bytes, error %v; want what was written", w.name, len(out), err)
+				}
 			}
 		})
 	}
