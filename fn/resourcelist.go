@@ -716,11 +716,11 @@ func (rl *ResourceList) Node() (*yaml.Node, error) {
 		add("functionConfig", rl.FunctionConfig.YNode())
 	}
 	if len(rl.Results) > 0 {
-		var rn yaml.Node
-		if err := rn.Encode(rl.Results); err != nil {
-			return nil, fmt.Errorf("encode results: %w", err)
+		rs, err := resultsNode(rl.Results)
+		if err != nil {
+			return nil, err
 		}
-		add("results", &rn)
+		add("results", rs)
 	}
 	return m, nil
 }
