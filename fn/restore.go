@@ -364,26 +364,22 @@ func annotationsToSet(m *yaml.Node, value string) *yaml.Node {
 
 // withoutAnnotations is n without the annotations named keys, for writing it out: the nodes on the
 // way to metadata.annotations are copies, the rest is shared with n, which stays as it is (a whole
-// copy of every resource cost a render a few per cent of its own time). A document node, or annotations
-// that are not a mapping, take a whole copy; an item without those annotations is n itself.
+// copy of every resource cost a render a few per cent of its own time). An item holding none of
+// them is n itself; a document node, or annotations that are not a mapping (which clearAnnotations
+// treats its own way), take a whole copy.
 func withoutAnnotations(n *yaml.RNode, keys ...string) (*yaml.RNode, error) {
 	top := n.YNode()
-	if top == nil || n.Document() != top || top.Kind != yaml.MappingNode {
-		c := n.Copy()
-		return c, clearAnnotations(c, keys...)
-	}
 	anns := mapValue(mapValue(top, "metadata"), "annotations")
-	switch {
-	case anns == nil:
-		return n, nil
-	case anns.Kind != yaml.MappingNode:
-		c := n.Copy()
-		return c, clearAnnotations(c, keys...)
-	case !slices.ContainsFunc(keys, func(k string) bool { return mapValue(anns, k) != nil }):
+	mapping := anns != nil && anns.Kind == yaml.MappingNode
+	if anns == nil || mapping && !slices.ContainsFunc(keys, func(k string) bool { return mapValue(anns, k) != nil }) {
 		return n, nil
 	}
-	root := copyOnPath(top, "metadata", "annotations")
-	c := yaml.NewRNode(root)
+	var c *yaml.RNode
+	if mapping && n.Document() == top {
+		c = yaml.NewRNode(copyOnPath(top, "metadata", "annotations"))
+	} else {
+		c = n.Copy()
+	}
 	return c, clearAnnotations(c, keys...)
 }
 

@@ -17,10 +17,7 @@ import (
 // The file is sealed at its size, the limit rounded up to a page: past it the function's writes
 // fail, and since every page below it can be written, a function that writes too much reaches that
 // size, which is past the limit. What it wrote ends at the file offset it shares with this process.
-type memOutput struct {
-	f    *os.File
-	size int64
-}
+type memOutput struct{ f *os.File }
 
 func newMemOutput(limit int) (*memOutput, error) {
 	fd, err := unix.MemfdCreate("function-stdout", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
@@ -38,7 +35,7 @@ func newMemOutput(limit int) (*memOutput, error) {
 		f.Close()
 		return nil, fmt.Errorf("seal the function's output file: %w", err)
 	}
-	return &memOutput{f: f, size: size}, nil
+	return &memOutput{f: f}, nil
 }
 
 // file is what the function's standard output is set to.

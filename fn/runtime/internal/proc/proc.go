@@ -133,10 +133,12 @@ func run(ctx context.Context, cmd *exec.Cmd, input []byte, o Options) result {
 	var lw *limitWriter
 	var mem *memOutput
 	// where it can be made, a memory file (memOutput); a pipe otherwise
-	if m, err := newMemOutput(limit); err == nil && !o.pipe {
-		mem = m
-		defer mem.Close()
-		cmd.Stdout = mem.file()
+	if !o.pipe {
+		if m, err := newMemOutput(limit); err == nil {
+			mem = m
+			defer mem.Close()
+			cmd.Stdout = mem.file()
+		}
 	}
 	if mem == nil {
 		var sink io.Writer = &stdout
